@@ -1,0 +1,8 @@
+// Loom plugin SDK: umbrella header (header-only, C++17).
+#pragma once
+#include "loom/sdk/dtype.h"
+#include "loom/sdk/ep.h"
+#include "loom/sdk/host.h"
+#include "loom/sdk/kernel.h"
+#include "loom/sdk/node.h"
+#include "loom/sdk/tensor.h"

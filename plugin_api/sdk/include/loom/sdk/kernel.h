@@ -1,0 +1,157 @@
+// Loom plugin SDK: kernel contexts and kernel tables.
+//
+// A kernel is either a plain function `void(KernelContext&)` that reads its
+// attributes through ctx.node() on every call, or a class K with a
+// constructor K(const Node&) (parse attributes once) and a
+// `void compute(KernelContext&) const` method. Both report errors by throwing;
+// the thunks here turn exceptions into statuses.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/sdk/node.h"
+#include "loom/sdk/tensor.h"
+
+namespace loom::sdk {
+
+class KernelContext {
+ public:
+  explicit KernelContext(LOOM_KernelContext* ctx) : ctx_(ctx) {}
+  LOOM_KernelContext* raw() const { return ctx_; }
+
+  size_t input_count() const { return static_cast<size_t>(host().kernel_input_count(ctx_)); }
+  bool has_input(size_t i) const { return i < input_count() && host().kernel_input(ctx_, i) != nullptr; }
+  // Empty view for an omitted optional input or an index past the end.
+  ConstTensor input(size_t i) const {
+    return i < input_count() ? ConstTensor(host().kernel_input(ctx_, i)) : ConstTensor();
+  }
+  // Throws INVALID_ARGUMENT when the input is absent.
+  ConstTensor required_input(size_t i) const {
+    ConstTensor t = input(i);
+    if (!t.exists())
+      throw Error("required input " + std::to_string(i) + " is missing", LOOM_STATUS_INVALID_ARGUMENT);
+    return t;
+  }
+  size_t output_count() const { return static_cast<size_t>(host().kernel_output_count(ctx_)); }
+  // Allocates output i. Throws OUT_OF_MEMORY / INVALID_ARGUMENT on failure.
+  Tensor output(size_t i, const std::vector<int64_t>& dims) const {
+    for (int64_t d : dims)
+      if (d < 0) throw Error("negative output dimension " + std::to_string(d), LOOM_STATUS_INVALID_ARGUMENT);
+    LOOM_Tensor* t = host().kernel_output(ctx_, i, dims.data(), dims.size());
+    if (t == nullptr)
+      throw Error("cannot allocate output " + std::to_string(i), LOOM_STATUS_OUT_OF_MEMORY);
+    return Tensor(t);
+  }
+  Node node() const { return Node(host().kernel_node(ctx_)); }
+
+ private:
+  LOOM_KernelContext* ctx_;
+};
+
+using KernelFn = void (*)(KernelContext&);
+
+// Type parameter constraint, e.g. {"T", {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE}}.
+struct TypeConstraintSpec {
+  std::string param;
+  std::vector<int32_t> dtypes;
+};
+
+// Owns a set of LOOM_KernelDef entries with stable addresses.
+class KernelRegistry {
+ public:
+  // Function kernel serving `op_type` in `domain` for opsets [since, end].
+  KernelRegistry& add(std::string domain, std::string op_type, int since, int end, KernelFn fn,
+                      std::vector<TypeConstraintSpec> constraints = {}) {
+    Entry& e = emplace(std::move(domain), std::move(op_type), since, end, std::move(constraints));
+    e.fn = fn;
+    e.def.create = &create_fn;
+    e.def.compute = &compute_fn;
+    e.def.release = &release_nothing;
+    return *this;
+  }
+  // Class kernel: K(const Node&) parses attributes once per node.
+  template <class K>
+  KernelRegistry& add_class(std::string domain, std::string op_type, int since, int end,
+                            std::vector<TypeConstraintSpec> constraints = {}) {
+    Entry& e = emplace(std::move(domain), std::move(op_type), since, end, std::move(constraints));
+    e.def.create = &create_class<K>;
+    e.def.compute = &compute_class<K>;
+    e.def.release = &release_class<K>;
+    return *this;
+  }
+
+  const LOOM_KernelDef* const* defs() const { return pointers_.data(); }
+  size_t size() const { return pointers_.size(); }
+
+ private:
+  struct Entry {
+    std::string domain, op_type;
+    std::vector<TypeConstraintSpec> specs;
+    std::vector<LOOM_TypeConstraint> constraints;
+    KernelFn fn = nullptr;
+    LOOM_KernelDef def{};
+  };
+
+  Entry& emplace(std::string domain, std::string op_type, int since, int end,
+                 std::vector<TypeConstraintSpec> specs) {
+    Entry& e = entries_.emplace_back();
+    e.domain = std::move(domain);
+    e.op_type = std::move(op_type);
+    e.specs = std::move(specs);
+    for (const auto& s : e.specs) {
+      LOOM_TypeConstraint c{};
+      c.struct_size = LOOM_TypeConstraint_STRUCT_SIZE;
+      c.param = to_view(s.param);
+      c.dtypes = s.dtypes.data();
+      c.dtype_count = s.dtypes.size();
+      e.constraints.push_back(c);
+    }
+    e.def.struct_size = LOOM_KernelDef_STRUCT_SIZE;
+    e.def.domain = to_view(e.domain);
+    e.def.op_type = to_view(e.op_type);
+    e.def.since_version = since;
+    e.def.end_version = end;
+    e.def.constraints = e.constraints.empty() ? nullptr : e.constraints.data();
+    e.def.constraint_count = e.constraints.size();
+    e.def.state = &e;
+    pointers_.push_back(&e.def);
+    return e;
+  }
+
+  static LOOM_Status* create_fn(LOOM_Kernel_Create_Args* args) noexcept {
+    args->kernel = const_cast<void*>(args->kernel_def_state);  // the Entry itself
+    return nullptr;
+  }
+  static LOOM_Status* compute_fn(const void* kernel, LOOM_KernelContext* ctx) noexcept {
+    const Entry* e = static_cast<const Entry*>(kernel);
+    return guarded([&] {
+      KernelContext c(ctx);
+      e->fn(c);
+    });
+  }
+  static void release_nothing(void*) noexcept {}
+
+  template <class K>
+  static LOOM_Status* create_class(LOOM_Kernel_Create_Args* args) noexcept {
+    return guarded([&] { args->kernel = new K(Node(args->node)); });
+  }
+  template <class K>
+  static LOOM_Status* compute_class(const void* kernel, LOOM_KernelContext* ctx) noexcept {
+    return guarded([&] {
+      KernelContext c(ctx);
+      static_cast<const K*>(kernel)->compute(c);
+    });
+  }
+  template <class K>
+  static void release_class(void* kernel) noexcept {
+    delete static_cast<K*>(kernel);
+  }
+
+  std::deque<Entry> entries_;
+  std::vector<const LOOM_KernelDef*> pointers_;
+};
+
+}  // namespace loom::sdk
