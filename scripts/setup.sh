@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libonnx-dev libonnx-testdata
   libprotobuf-dev protobuf-compiler
   libboost-dev libboost-filesystem-dev

@@ -1,0 +1,96 @@
+#include "loom/tensor.h"
+
+#include <limits>
+
+namespace loom {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::kFloat: case DType::kInt32: case DType::kUint32: return 4;
+    case DType::kDouble: case DType::kInt64: case DType::kUint64: case DType::kComplex64: return 8;
+    case DType::kComplex128: return 16;
+    case DType::kInt16: case DType::kUint16: case DType::kFloat16: case DType::kBFloat16: return 2;
+    case DType::kInt8: case DType::kUint8: case DType::kBool: return 1;
+    case DType::kString: case DType::kUndefined: return 0;
+  }
+  return 0;
+}
+
+std::string dtype_name(DType t) {
+  switch (t) {
+    case DType::kFloat: return "float";
+    case DType::kUint8: return "uint8";
+    case DType::kInt8: return "int8";
+    case DType::kUint16: return "uint16";
+    case DType::kInt16: return "int16";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kString: return "string";
+    case DType::kBool: return "bool";
+    case DType::kFloat16: return "float16";
+    case DType::kDouble: return "double";
+    case DType::kUint32: return "uint32";
+    case DType::kUint64: return "uint64";
+    case DType::kComplex64: return "complex64";
+    case DType::kComplex128: return "complex128";
+    case DType::kBFloat16: return "bfloat16";
+    case DType::kUndefined: break;
+  }
+  return "undefined(" + std::to_string(static_cast<int>(t)) + ")";
+}
+
+std::string dims_string(const Dims& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+Expected<int64_t> checked_element_count(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return invalid_argument("negative dimension in shape " + dims_string(dims));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      return invalid_argument("element count of shape " + dims_string(dims) + " overflows int64");
+    n *= d;
+  }
+  return n;
+}
+
+Expected<Tensor> Tensor::zeros(DType dtype, Dims dims) {
+  LOOM_ASSIGN_OR_RETURN(int64_t count, checked_element_count(dims));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.count_ = count;
+  if (dtype == DType::kString) {
+    t.strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(count));
+    return t;
+  }
+  const size_t esize = dtype_size(dtype);
+  if (esize == 0) return invalid_argument("cannot create a tensor of type " + dtype_name(dtype));
+  if (static_cast<uint64_t>(count) > std::numeric_limits<uint64_t>::max() / esize)
+    return invalid_argument("byte size of shape " + dims_string(t.dims_) + " overflows");
+  t.bytes_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(count) * esize);
+  return t;
+}
+
+Expected<Tensor> Tensor::from_bytes(DType dtype, Dims dims, const void* bytes, size_t size) {
+  LOOM_ASSIGN_OR_RETURN(Tensor t, zeros(dtype, std::move(dims)));
+  if (dtype == DType::kString) return invalid_argument("string tensors are not built from bytes");
+  if (size != t.byte_size())
+    return invalid_argument("tensor of type " + dtype_name(dtype) + " and shape " + dims_string(t.dims_) +
+                            " needs " + std::to_string(t.byte_size()) + " bytes, got " + std::to_string(size));
+  if (size) std::memcpy(t.mutable_data(), bytes, size);
+  return t;
+}
+
+Tensor Tensor::from_strings(Dims dims, std::vector<std::string> values) {
+  Tensor t;
+  t.dtype_ = DType::kString;
+  t.dims_ = std::move(dims);
+  t.count_ = static_cast<int64_t>(values.size());
+  t.strings_ = std::make_shared<std::vector<std::string>>(std::move(values));
+  return t;
+}
+
+}  // namespace loom

@@ -1,0 +1,51 @@
+// Session and environment configuration, read from one JSON file.
+//
+// Schema (every key optional; unknown keys and wrong types are errors that
+// name the key path, e.g. "providers[1]: expected a string"):
+//   {
+//     "plugin_dirs":   ["path", ...],          // scanned in addition to the default
+//     "providers":     ["cpu_onednn", "reference"],  // priority order
+//     "provider_options": { "<provider>": { "<key>": "<string value>" } },
+//     "fallback":      "allow" | "warn" | "deny",   // default "allow"
+//     "optimization_level": "disabled" | "basic" | "extended" | "layout" | "all", // default "basic"
+//     "threads": { "intra_op": int >= 0, "inter_op": int >= 0 },  // 0 = default
+//     "log_level": "trace" | "debug" | "info" | "warn" | "error" | "off"  // default "warn"
+//   }
+// Environment overrides: LOOM_PLUGIN_PATH (':'-separated dirs added to
+// plugin_dirs), LOOM_PROVIDERS (comma list), LOOM_LOG_LEVEL.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/status.h"
+
+namespace loom {
+
+enum class FallbackPolicy { kAllow, kWarn, kDeny };
+enum class OptimizationLevel { kDisabled = 0, kBasic = 1, kExtended = 2, kLayout = 3, kAll = 4 };
+
+struct Config {
+  std::vector<std::string> plugin_dirs;
+  // Empty means: every available provider, with "reference" last.
+  std::vector<std::string> providers;
+  std::map<std::string, std::map<std::string, std::string>> provider_options;
+  FallbackPolicy fallback = FallbackPolicy::kAllow;
+  OptimizationLevel optimization_level = OptimizationLevel::kBasic;
+  int intra_op_threads = 0;
+  int inter_op_threads = 0;
+  std::string log_level = "warn";
+
+  static Expected<Config> from_json_string(const std::string& json, const std::string& source_name = "config");
+  static Expected<Config> from_json_file(const std::string& path);
+  // Applies LOOM_PLUGIN_PATH / LOOM_PROVIDERS / LOOM_LOG_LEVEL if set.
+  Status apply_environment();
+  // The effective configuration as JSON (for `loom config`-style printing).
+  std::string to_json() const;
+};
+
+std::string fallback_policy_name(FallbackPolicy p);
+std::string optimization_level_name(OptimizationLevel l);
+
+}  // namespace loom

@@ -1,0 +1,8 @@
+// Loom public C++ API: umbrella header.
+#pragma once
+#include "loom/config.h"
+#include "loom/environment.h"
+#include "loom/session.h"
+#include "loom/status.h"
+#include "loom/tensor.h"
+#include "loom/tensor_io.h"

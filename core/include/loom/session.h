@@ -1,0 +1,86 @@
+// Session: one model prepared for running (loaded, transformed, partitioned
+// across EPs, planned). Session::run is safe to call from many threads at
+// once: everything mutable during a run lives in a per-run state.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/config.h"
+#include "loom/environment.h"
+#include "loom/status.h"
+#include "loom/tensor.h"
+
+namespace loom {
+
+// One dimension as declared by the model: a value, a symbol, or unknown.
+struct DimInfo {
+  int64_t value = -1;  // -1 when symbolic or unknown
+  std::string symbol;  // e.g. "batch"; empty when not named
+};
+
+struct ValueInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  bool has_shape = false;  // false when even the rank is unknown
+  std::vector<DimInfo> shape;
+};
+
+// Why each node runs where it runs.
+struct PlacementReport {
+  struct NodePlacement {
+    std::string node_name;
+    std::string op_type;
+    std::string domain;
+    std::string provider;
+    std::string reason;
+  };
+  struct ProviderSummary {
+    std::string provider;
+    int node_count = 0;
+    std::map<std::string, int> op_types;  // op type -> count
+  };
+  std::vector<ProviderSummary> providers;
+  std::vector<NodePlacement> nodes;
+  // Human-readable rendering printed by `loom partition`.
+  std::string to_string() const;
+};
+
+struct SessionOptions {
+  // Overrides env config fields when set (non-empty / explicitly given).
+  std::vector<std::string> providers;
+};
+
+class Session {
+ public:
+  static Expected<std::unique_ptr<Session>> create(std::shared_ptr<Environment> env,
+                                                   const std::string& model_path,
+                                                   const SessionOptions& options = {});
+  static Expected<std::unique_ptr<Session>> create_from_bytes(std::shared_ptr<Environment> env,
+                                                              const std::string& model_bytes,
+                                                              const SessionOptions& options = {});
+  ~Session();
+
+  const std::vector<ValueInfo>& inputs() const;
+  const std::vector<ValueInfo>& outputs() const;
+
+  // Runs the model. `inputs` maps graph input names to values; every required
+  // input must be given with a matching dtype and rank. `output_names` empty
+  // means all outputs, in graph order. Thread-safe.
+  Expected<std::vector<Tensor>> run(const std::map<std::string, Tensor>& inputs,
+                                    const std::vector<std::string>& output_names = {}) const;
+
+  const PlacementReport& placement() const;
+  // Bytes the memory planner reserves for intermediate values at peak, for
+  // the shapes known when the plan was made.
+  int64_t planned_peak_bytes() const;
+
+ private:
+  Session();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace loom

@@ -1,0 +1,84 @@
+// A host tensor value: element type, shape and owned storage. Used for model
+// inputs and outputs, initializers and constant folding.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/status.h"
+
+namespace loom {
+
+// Element types; values are ONNX TensorProto.DataType's (and LOOM_DTYPE_*).
+enum class DType : int32_t {
+  kUndefined = 0,
+  kFloat = 1,
+  kUint8 = 2,
+  kInt8 = 3,
+  kUint16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kDouble = 11,
+  kUint32 = 12,
+  kUint64 = 13,
+  kComplex64 = 14,
+  kComplex128 = 15,
+  kBFloat16 = 16,
+};
+
+// Bytes per element; 0 for strings and undefined.
+size_t dtype_size(DType t);
+std::string dtype_name(DType t);
+
+using Dims = std::vector<int64_t>;
+
+std::string dims_string(const Dims& dims);
+
+// Element count of `dims`, or an error if a dim is negative or the count
+// overflows int64.
+Expected<int64_t> checked_element_count(const Dims& dims);
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Zero-filled tensor; fails on negative dims or overflow.
+  static Expected<Tensor> zeros(DType dtype, Dims dims);
+  // Copies `bytes` (must be element_count * dtype_size bytes).
+  static Expected<Tensor> from_bytes(DType dtype, Dims dims, const void* bytes, size_t size);
+  static Tensor from_strings(Dims dims, std::vector<std::string> values);
+  template <class T>
+  static Tensor from_vector(DType dtype, Dims dims, const std::vector<T>& values) {
+    return from_bytes(dtype, std::move(dims), values.data(), values.size() * sizeof(T)).value();
+  }
+
+  DType dtype() const { return dtype_; }
+  const Dims& dims() const { return dims_; }
+  int64_t element_count() const { return count_; }
+  size_t byte_size() const { return bytes_ ? bytes_->size() : 0; }
+  const void* data() const { return bytes_ ? bytes_->data() : nullptr; }
+  void* mutable_data() { return bytes_ ? bytes_->data() : nullptr; }
+  template <class T>
+  const T* data_as() const { return static_cast<const T*>(data()); }
+  template <class T>
+  T* mutable_data_as() { return static_cast<T*>(mutable_data()); }
+  const std::vector<std::string>& strings() const { return *strings_; }
+  std::vector<std::string>& mutable_strings() { return *strings_; }
+  bool is_string() const { return dtype_ == DType::kString; }
+
+ private:
+  DType dtype_ = DType::kUndefined;
+  Dims dims_;
+  int64_t count_ = 0;
+  // Shared so that copies of a Tensor are cheap; treat as immutable once shared.
+  std::shared_ptr<std::vector<uint8_t>> bytes_;
+  std::shared_ptr<std::vector<std::string>> strings_;
+};
+
+}  // namespace loom
