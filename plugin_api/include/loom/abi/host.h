@@ -144,11 +144,13 @@ typedef struct LOOM_HostApi {
   /* NULL for an omitted optional input. Lives until compute returns. */
   const LOOM_Tensor* (*kernel_input)(const LOOM_KernelContext* ctx, uint64_t index);
   uint64_t (*kernel_output_count)(const LOOM_KernelContext* ctx);
-  /* Allocates output `index` with the given dims in the EP's memory (or
-   * returns the planned buffer) and returns it; NULL if allocation failed or
-   * the index is out of range (the kernel then returns an OUT_OF_MEMORY or
-   * INVALID_ARGUMENT status). Calling it twice for one index is an error. */
-  LOOM_Tensor* (*kernel_output)(LOOM_KernelContext* ctx, uint64_t index,
+  /* Allocates output `index` with element type `dtype` and the given dims
+   * in the EP's memory (or hands out the planned buffer) and returns it.
+   * dtype LOOM_DTYPE_UNDEFINED means the output's static type from shape
+   * inference. Returns NULL if allocation failed, the index is out of range,
+   * the type is unknown, or the output was already allocated (the kernel then
+   * returns an error status). */
+  LOOM_Tensor* (*kernel_output)(LOOM_KernelContext* ctx, uint64_t index, int32_t dtype,
                                 const int64_t* dims, uint64_t rank);
   /* The node being computed (a kernel EP), or NULL in a compiled partition. */
   const LOOM_NodeView* (*kernel_node)(const LOOM_KernelContext* ctx);

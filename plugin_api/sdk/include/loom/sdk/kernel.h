@@ -36,13 +36,17 @@ class KernelContext {
     return t;
   }
   size_t output_count() const { return static_cast<size_t>(host().kernel_output_count(ctx_)); }
-  // Allocates output i. Throws OUT_OF_MEMORY / INVALID_ARGUMENT on failure.
-  Tensor output(size_t i, const std::vector<int64_t>& dims) const {
+  // Allocates output i with element type `dtype` (LOOM_DTYPE_*; by default
+  // the output's statically inferred type — pass it explicitly whenever the
+  // kernel knows it). Throws on failure.
+  Tensor output(size_t i, const std::vector<int64_t>& dims, int32_t dtype = LOOM_DTYPE_UNDEFINED) const {
     for (int64_t d : dims)
       if (d < 0) throw Error("negative output dimension " + std::to_string(d), LOOM_STATUS_INVALID_ARGUMENT);
-    LOOM_Tensor* t = host().kernel_output(ctx_, i, dims.data(), dims.size());
+    LOOM_Tensor* t = host().kernel_output(ctx_, i, dtype, dims.data(), dims.size());
     if (t == nullptr)
-      throw Error("cannot allocate output " + std::to_string(i), LOOM_STATUS_OUT_OF_MEMORY);
+      throw Error("cannot allocate output " + std::to_string(i) + " (" + dtype_name(dtype) +
+                      "): out of memory, unknown type, bad index or allocated twice",
+                  LOOM_STATUS_OUT_OF_MEMORY);
     return Tensor(t);
   }
   Node node() const { return Node(host().kernel_node(ctx_)); }

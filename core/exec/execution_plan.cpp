@@ -1,0 +1,35 @@
+#include "exec/execution_plan.h"
+
+#include "plugin_host/abi_objects.h"
+
+namespace loom::exec {
+
+ExecutionPlan::~ExecutionPlan() {
+  for (auto& [def, kernel] : created_kernels) def->release(kernel);
+  for (Step& s : steps)
+    if (s.partition != nullptr) s.partition->release(s.partition);
+}
+
+int64_t ExecutionPlan::planned_peak_bytes() const {
+  int64_t total = 0;
+  for (const MemoryKind& m : memories) total += m.arena_bytes;
+  return total;
+}
+
+std::string ExecutionPlan::to_string() const {
+  auto slot_name = [&](SlotId s) { return s == kNoSlot ? std::string("-") : slots[s].name; };
+  std::string out;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& st = steps[i];
+    out += std::to_string(i) + ": " + (st.kind == StepKind::kCopy ? "copy " : st.kind == StepKind::kPartition ? "launch partition " : "launch kernel ") + st.label + " (";
+    for (size_t k = 0; k < st.inputs.size(); ++k) out += (k ? ", " : "") + slot_name(st.inputs[k]);
+    out += ") -> (";
+    for (size_t k = 0; k < st.outputs.size(); ++k) out += (k ? ", " : "") + slot_name(st.outputs[k]);
+    out += ")\n";
+  }
+  for (const MemoryKind& m : memories)
+    out += "memory " + plugin_host::memory_name(m.info) + ": planned arena " + std::to_string(m.arena_bytes) + " bytes\n";
+  return out;
+}
+
+}  // namespace loom::exec

@@ -1,0 +1,76 @@
+// The immutable execution plan of a session: value slots, the ordered steps
+// that produce them (kernel launches, compiled-partition launches, copies
+// between memory kinds), when each slot dies, and the memory plan. Built once
+// by plan_builder; read concurrently by every run.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "loom/plugin_api.h"
+#include "plugin_host/ep_instance.h"
+
+namespace loom::exec {
+
+using SlotId = int32_t;
+constexpr SlotId kNoSlot = -1;
+
+enum class SlotKind { kGraphInput, kConstant, kIntermediate, kGraphOutput };
+
+struct Slot {
+  std::string name;  // value name; copies are "<name>@<memory>"
+  SlotKind kind = SlotKind::kIntermediate;
+  size_t memory = 0;                // index into ExecutionPlan::memories
+  const Tensor* constant = nullptr;  // kConstant: the initializer (host)
+  ir::ValueType type;               // static type, possibly partial
+  int64_t planned_offset = -1;      // offset in the run's arena of `memory`, -1 if not planned
+  int64_t planned_bytes = 0;
+};
+
+enum class StepKind { kKernel, kPartition, kCopy };
+
+struct Step {
+  StepKind kind = StepKind::kKernel;
+  size_t ep = 0;  // the EP that runs it (for copies: whose data transfer copies)
+  const LOOM_KernelDef* def = nullptr;         // kKernel
+  void* kernel = nullptr;                      // kKernel: per-node kernel object
+  const LOOM_NodeView* node_view = nullptr;    // kKernel
+  LOOM_CompiledPartition* partition = nullptr; // kPartition
+  std::vector<SlotId> inputs;   // kNoSlot for omitted optional inputs
+  std::vector<SlotId> outputs;  // kNoSlot for unnamed outputs
+  std::vector<SlotId> frees;    // intermediate slots whose last reader is this step
+  std::string label;            // "node 'conv1' (Conv) on 'reference'", for messages
+};
+
+struct MemoryKind {
+  LOOM_MemoryInfo info{};
+  const LOOM_Allocator* allocator = nullptr;  // NULL for host memory
+  int64_t arena_bytes = 0;                   // planned peak for this memory
+};
+
+class ExecutionPlan {
+ public:
+  ExecutionPlan() = default;
+  ExecutionPlan(const ExecutionPlan&) = delete;
+  ExecutionPlan& operator=(const ExecutionPlan&) = delete;
+  // Releases kernels and compiled partitions through their own slots.
+  ~ExecutionPlan();
+
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+  std::vector<MemoryKind> memories;  // [0] is host memory
+  std::vector<std::pair<std::string, SlotId>> inputs;  // graph inputs (incl. overridable initializers)
+  std::vector<SlotId> outputs;                          // graph outputs, in order
+  std::vector<std::string> output_names;
+  // Views the kernels' node views point into; owned here so they outlive runs.
+  std::unique_ptr<LOOM_GraphView> graph_view;
+  // Kernel objects to release (also on a plan abandoned half-built).
+  std::vector<std::pair<const LOOM_KernelDef*, void*>> created_kernels;
+
+  int64_t planned_peak_bytes() const;
+  std::string to_string() const;
+};
+
+}  // namespace loom::exec

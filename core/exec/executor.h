@@ -1,0 +1,39 @@
+// The sequential executor: runs a plan's steps in order with a fresh per-run
+// state, so any number of runs may execute one plan concurrently.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "exec/execution_plan.h"
+
+namespace loom::exec {
+
+// Arenas (one per memory kind, sized by the memory plan) for runs, recycled
+// across runs so steady-state runs allocate nothing for planned buffers.
+// Thread-safe.
+class ArenaPool {
+ public:
+  explicit ArenaPool(const ExecutionPlan& plan) : plan_(plan) {}
+  ~ArenaPool();
+  using Arenas = std::vector<void*>;  // base pointer per memory kind (NULL when empty)
+  Expected<std::unique_ptr<Arenas>> acquire();
+  void release(std::unique_ptr<Arenas> arenas);
+
+ private:
+  void free_arenas(Arenas& a);
+  const ExecutionPlan& plan_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Arenas>> free_;
+};
+
+// Inputs are bound by name (validated by the caller); returns the values of
+// `outputs` (slots from plan.outputs) as host tensors.
+Expected<std::vector<Tensor>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
+                                      const std::map<std::string, Tensor>& inputs, const std::vector<SlotId>& outputs,
+                                      ArenaPool& pool);
+
+}  // namespace loom::exec

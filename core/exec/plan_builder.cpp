@@ -1,0 +1,319 @@
+#include "exec/plan_builder.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+#include "memory/memory_planner.h"
+#include "plugin_host/abi_objects.h"
+
+namespace loom::exec {
+namespace {
+
+using plugin_host::EpInstance;
+
+// Values a node reads, including outer-scope captures of its subgraphs.
+std::vector<std::string> reads_of(const ir::Node& n) {
+  std::vector<std::string> r = n.inputs;
+  for (const ir::Attribute& a : n.attributes) {
+    std::vector<std::shared_ptr<ir::Graph>> subs = a.graphs;
+    if (a.graph) subs.push_back(a.graph);
+    for (const auto& sg : subs)
+      for (const std::string& v : sg->outer_scope_references()) r.push_back(v);
+  }
+  return r;
+}
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const ir::Graph& g, const partition::Assignment& a, const std::vector<EpInstance*>& eps)
+      : graph_(g), assignment_(a), eps_(eps), plan_(std::make_unique<ExecutionPlan>()) {}
+
+  Expected<std::unique_ptr<ExecutionPlan>> build() {
+    plan_->graph_view = plugin_host::make_full_view(graph_);
+    for (const auto& nv : plan_->graph_view->nodes) views_[nv->node->id] = nv.get();
+    MemoryKind host;
+    host.info = plugin_host::host_memory();
+    plan_->memories.push_back(host);
+    memory_owner_.push_back(-1);
+
+    LOOM_ASSIGN_OR_RETURN(std::vector<size_t> order, group_order());
+    bind_graph_values();
+    for (size_t g : order) LOOM_RETURN_IF_ERROR(add_group(assignment_.groups[g]));
+    LOOM_RETURN_IF_ERROR(bind_outputs());
+    compute_lifetimes_and_memory();
+    return std::move(plan_);
+  }
+
+ private:
+  Expected<std::vector<size_t>> group_order() {
+    LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> nodes, graph_.topological_order());
+    std::unordered_map<std::string, size_t> producer_group;
+    std::unordered_map<ir::NodeId, size_t> position;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      position[nodes[i]->id] = i;
+      for (const std::string& o : nodes[i]->outputs)
+        if (!o.empty()) producer_group[o] = assignment_.group_of.at(nodes[i]->id);
+    }
+    const size_t n = assignment_.groups.size();
+    std::vector<std::set<size_t>> succ(n);
+    std::vector<size_t> pending(n, 0), first(n, SIZE_MAX);
+    for (ir::Node* node : nodes) {
+      const size_t g = assignment_.group_of.at(node->id);
+      first[g] = std::min(first[g], position[node->id]);
+      for (const std::string& v : reads_of(*node)) {
+        auto it = producer_group.find(v);
+        if (it != producer_group.end() && it->second != g && succ[it->second].insert(g).second) ++pending[g];
+      }
+    }
+    auto later = [&](size_t a, size_t b) { return first[a] > first[b]; };
+    std::priority_queue<size_t, std::vector<size_t>, decltype(later)> ready(later);
+    for (size_t g = 0; g < n; ++g)
+      if (pending[g] == 0) ready.push(g);
+    std::vector<size_t> order;
+    while (!ready.empty()) {
+      size_t g = ready.top();
+      ready.pop();
+      order.push_back(g);
+      for (size_t s : succ[g])
+        if (--pending[s] == 0) ready.push(s);
+    }
+    if (order.size() != n) return invalid_graph("partitions depend on each other in a cycle");
+    return order;
+  }
+
+  size_t memory_index(const EpInstance& ep, size_t ep_index) {
+    for (size_t i = 0; i < plan_->memories.size(); ++i)
+      if (plugin_host::same_memory(plan_->memories[i].info, ep.memory())) return i;
+    MemoryKind m;
+    m.info = ep.memory();
+    m.allocator = ep.allocator();
+    plan_->memories.push_back(m);
+    memory_owner_.push_back(static_cast<int>(ep_index));
+    return plan_->memories.size() - 1;
+  }
+
+  SlotId new_slot(const std::string& name, SlotKind kind, size_t memory) {
+    Slot s;
+    s.name = name;
+    s.kind = kind;
+    s.memory = memory;
+    if (const ir::ValueType* t = graph_.type_of(name)) s.type = *t;
+    plan_->slots.push_back(std::move(s));
+    return static_cast<SlotId>(plan_->slots.size() - 1);
+  }
+
+  void bind_graph_values() {
+    for (const std::string& in : graph_.inputs) {
+      auto init = graph_.initializers.find(in);
+      SlotId s = new_slot(in, init != graph_.initializers.end() ? SlotKind::kConstant : SlotKind::kGraphInput, 0);
+      if (init != graph_.initializers.end()) plan_->slots[s].constant = &init->second;
+      value_slot_[in] = s;
+      plan_->inputs.emplace_back(in, s);
+    }
+    for (const auto& [name, t] : graph_.initializers) {
+      if (value_slot_.count(name)) continue;
+      SlotId s = new_slot(name, SlotKind::kConstant, 0);
+      plan_->slots[s].constant = &t;
+      value_slot_[name] = s;
+    }
+  }
+
+  // The slot holding `slot`'s value in memory `m`, adding copy steps as needed
+  // (device-to-device goes through host memory).
+  Expected<SlotId> in_memory(SlotId slot, size_t m) {
+    const size_t from = plan_->slots[slot].memory;
+    if (from == m) return slot;
+    auto key = std::make_pair(slot, m);
+    auto it = copies_.find(key);
+    if (it != copies_.end()) return it->second;
+    if (from != 0 && m != 0) {
+      LOOM_ASSIGN_OR_RETURN(SlotId via_host, in_memory(slot, 0));
+      return in_memory(via_host, m);
+    }
+    if (plan_->slots[slot].type.dtype == DType::kString)
+      return not_implemented("value '" + plan_->slots[slot].name + "' is a string tensor and cannot move to memory '" +
+                             plugin_host::memory_name(plan_->memories[m].info) + "'");
+    const size_t device = from != 0 ? from : m;
+    Step step;
+    step.kind = StepKind::kCopy;
+    step.ep = static_cast<size_t>(memory_owner_[device]);
+    step.inputs = {slot};
+    const std::string name = plan_->slots[slot].name + "@" + plugin_host::memory_name(plan_->memories[m].info);
+    SlotId dst = new_slot(name, SlotKind::kIntermediate, m);
+    plan_->slots[dst].type = plan_->slots[slot].type;
+    step.outputs = {dst};
+    step.label = "copy of '" + plan_->slots[slot].name + "' to " + plugin_host::memory_name(plan_->memories[m].info);
+    plan_->steps.push_back(std::move(step));
+    copies_[key] = dst;
+    return dst;
+  }
+
+  Expected<SlotId> input_slot(const std::string& name, size_t m, const std::string& who) {
+    auto it = value_slot_.find(name);
+    if (it == value_slot_.end()) return invalid_graph(who + " reads value '" + name + "' which nothing produces");
+    return in_memory(it->second, m);
+  }
+
+  Status add_group(const partition::Group& g) {
+    EpInstance& ep = *eps_[g.ep];
+    const size_t m = memory_index(ep, g.ep);
+    Step step;
+    step.ep = g.ep;
+    std::vector<std::string> outputs;
+    if (!g.fused) {
+      const ir::Node& n = *graph_.find_node(g.nodes.front());
+      step.kind = StepKind::kKernel;
+      step.def = g.kernel;
+      step.node_view = views_.at(n.id);
+      step.label = "node " + n.label() + " on '" + ep.name() + "'";
+      for (const std::string& in : n.inputs) {
+        if (in.empty()) {
+          step.inputs.push_back(kNoSlot);
+          continue;
+        }
+        LOOM_ASSIGN_OR_RETURN(SlotId s, input_slot(in, m, step.label));
+        step.inputs.push_back(s);
+      }
+      // Outer-scope captures of subgraphs are read by name from the run state
+      // by control-flow kernels; they only need to stay alive (see lifetimes).
+      for (const std::string& v : reads_of(n))
+        if (std::find(n.inputs.begin(), n.inputs.end(), v) == n.inputs.end() && value_slot_.count(v))
+          extra_reads_.emplace_back(plan_->steps.size(), value_slot_[v]);
+      outputs = n.outputs;
+      LOOM_Kernel_Create_Args args{};
+      args.struct_size = LOOM_Kernel_Create_Args_STRUCT_SIZE;
+      args.kernel_def_state = g.kernel->state;
+      args.node = step.node_view;
+      Status st = plugin_host::from_abi(g.kernel->create(&args));
+      if (!st) return st.with_context(step.label + ": creating kernel");
+      step.kernel = args.kernel;
+      plan_->created_kernels.push_back({g.kernel, args.kernel});
+    } else {
+      LOOM_RETURN_IF_ERROR(compile_group(g, ep, m, step, outputs));
+    }
+    for (const std::string& o : outputs) {
+      if (o.empty()) {
+        step.outputs.push_back(kNoSlot);
+        continue;
+      }
+      SlotId s = new_slot(o, SlotKind::kIntermediate, m);
+      value_slot_[o] = s;
+      step.outputs.push_back(s);
+    }
+    plan_->steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  Status compile_group(const partition::Group& g, EpInstance& ep, size_t m, Step& step,
+                       std::vector<std::string>& outputs) {
+    std::set<ir::NodeId> members(g.nodes.begin(), g.nodes.end());
+    std::set<std::string> produced;
+    std::vector<const ir::Node*> nodes;
+    LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph_.topological_order());
+    for (ir::Node* n : order)
+      if (members.count(n->id)) {
+        nodes.push_back(n);
+        for (const std::string& o : n->outputs)
+          if (!o.empty()) produced.insert(o);
+      }
+    std::vector<std::string> inputs;
+    for (const ir::Node* n : nodes)
+      for (const std::string& v : reads_of(*n))
+        if (!v.empty() && !produced.count(v) && std::find(inputs.begin(), inputs.end(), v) == inputs.end())
+          inputs.push_back(v);
+    // Outputs: produced inside and needed outside (other nodes or graph outputs).
+    std::set<std::string> needed(graph_.outputs.begin(), graph_.outputs.end());
+    for (const auto& n : graph_.nodes())
+      if (!members.count(n->id))
+        for (const std::string& v : reads_of(*n)) needed.insert(v);
+    for (const ir::Node* n : nodes)
+      for (const std::string& o : n->outputs)
+        if (!o.empty() && needed.count(o)) outputs.push_back(o);
+    step.kind = StepKind::kPartition;
+    step.label = "fused partition of " + std::to_string(nodes.size()) + " node(s) starting at " +
+                 nodes.front()->label() + " on '" + ep.name() + "'";
+    for (const std::string& in : inputs) {
+      LOOM_ASSIGN_OR_RETURN(SlotId s, input_slot(in, m, step.label));
+      step.inputs.push_back(s);
+    }
+    auto view = plugin_host::make_graph_view(graph_, nodes, inputs, outputs);
+    LOOM_Ep_Compile_Args args{};
+    args.struct_size = LOOM_Ep_Compile_Args_STRUCT_SIZE;
+    args.subgraph = view.get();
+    Status st = plugin_host::from_abi(ep.ep()->compile(ep.ep()->state, &args));
+    if (!st) return st.with_context(step.label + ": compile");
+    if (args.partition == nullptr || !args.partition->compute || !args.partition->release)
+      return fail(step.label + ": compile returned no usable partition");
+    step.partition = args.partition;
+    return Status::ok();
+  }
+
+  Status bind_outputs() {
+    for (const std::string& o : graph_.outputs) {
+      auto it = value_slot_.find(o);
+      if (it == value_slot_.end()) return invalid_graph("graph output '" + o + "' is never produced");
+      LOOM_ASSIGN_OR_RETURN(SlotId s, in_memory(it->second, 0));
+      if (plan_->slots[s].kind == SlotKind::kIntermediate) plan_->slots[s].kind = SlotKind::kGraphOutput;
+      plan_->outputs.push_back(s);
+      plan_->output_names.push_back(o);
+    }
+    return Status::ok();
+  }
+
+  void compute_lifetimes_and_memory() {
+    const size_t ns = plan_->slots.size();
+    std::vector<int> producer(ns, -1), last_use(ns, -1);
+    for (size_t i = 0; i < plan_->steps.size(); ++i) {
+      for (SlotId s : plan_->steps[i].inputs)
+        if (s != kNoSlot) last_use[s] = static_cast<int>(i);
+      for (SlotId s : plan_->steps[i].outputs)
+        if (s != kNoSlot) producer[s] = static_cast<int>(i);
+    }
+    for (auto [step, s] : extra_reads_) last_use[s] = std::max(last_use[s], static_cast<int>(step));
+    std::vector<std::vector<memory::BufferRequest>> requests(plan_->memories.size());
+    std::vector<std::vector<SlotId>> request_slots(plan_->memories.size());
+    for (size_t s = 0; s < ns; ++s) {
+      Slot& slot = plan_->slots[s];
+      if (slot.kind != SlotKind::kIntermediate || producer[s] < 0) continue;
+      const int dies = std::max(producer[s], last_use[s]);
+      plan_->steps[dies].frees.push_back(static_cast<SlotId>(s));
+      if (!slot.type.fully_known() || slot.type.kind != ir::ValueKind::kTensor || dtype_size(slot.type.dtype) == 0)
+        continue;
+      auto count = checked_element_count(slot.type.known_dims());
+      if (!count) continue;
+      requests[slot.memory].push_back({*count * static_cast<int64_t>(dtype_size(slot.type.dtype)), producer[s], dies});
+      request_slots[slot.memory].push_back(static_cast<SlotId>(s));
+    }
+    for (size_t m = 0; m < plan_->memories.size(); ++m) {
+      memory::MemoryPlan mp = memory::plan_memory(requests[m]);
+      plan_->memories[m].arena_bytes = mp.arena_bytes;
+      for (size_t i = 0; i < request_slots[m].size(); ++i) {
+        Slot& slot = plan_->slots[request_slots[m][i]];
+        slot.planned_offset = mp.offsets[i];
+        slot.planned_bytes = requests[m][i].bytes;
+      }
+    }
+  }
+
+  const ir::Graph& graph_;
+  const partition::Assignment& assignment_;
+  const std::vector<EpInstance*>& eps_;
+  std::unique_ptr<ExecutionPlan> plan_;
+  std::unordered_map<ir::NodeId, const LOOM_NodeView*> views_;
+  std::vector<int> memory_owner_;  // per memory kind: EP index owning it (-1 host)
+  std::unordered_map<std::string, SlotId> value_slot_;
+  std::map<std::pair<SlotId, size_t>, SlotId> copies_;
+  std::vector<std::pair<size_t, SlotId>> extra_reads_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& graph, const partition::Assignment& assignment,
+                                                    const std::vector<plugin_host::EpInstance*>& eps) {
+  return PlanBuilder(graph, assignment, eps).build();
+}
+
+}  // namespace loom::exec

@@ -1,0 +1,53 @@
+// The IR graph: nodes, value types, graph inputs/outputs, initializers and
+// opset imports. Subgraphs (If/Loop/Scan bodies) are Graphs owned by their
+// node's attribute; they see outer-scope values by name through `parent`.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/node.h"
+#include "ir/value_type.h"
+#include "loom/status.h"
+
+namespace loom::ir {
+
+class Graph {
+ public:
+  std::string name;
+  std::vector<std::string> inputs;   // graph inputs in order (may include initializer names)
+  std::vector<std::string> outputs;  // graph outputs in order
+  std::map<std::string, Tensor> initializers;
+  std::map<std::string, ValueType> value_types;  // every value with a known type
+  std::map<std::string, int64_t> opsets;         // domain ("" = ONNX) -> version
+  const Graph* parent = nullptr;                 // enclosing graph of a subgraph
+
+  // Adds a node and assigns its id.
+  Node& add_node(Node node);
+  // Removes the nodes with these ids (others keep their ids).
+  void remove_nodes(const std::set<NodeId>& ids);
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  Node* find_node(NodeId id) const;
+
+  const ValueType* type_of(const std::string& value) const;
+  bool is_initializer(const std::string& value) const { return initializers.count(value) > 0; }
+  bool is_graph_input(const std::string& value) const;
+  bool is_graph_output(const std::string& value) const;
+
+  // Node order in which every node comes after the producers of its inputs;
+  // INVALID_GRAPH naming a node on a cycle, or a value nobody produces.
+  Expected<std::vector<Node*>> topological_order() const;
+
+  // Names used inside nested subgraphs that are not defined there (outer-scope
+  // captures), so transformations keep their producers alive.
+  std::set<std::string> outer_scope_references() const;
+
+ private:
+  std::vector<std::unique_ptr<Node>> nodes_;
+  NodeId next_id_ = 0;
+};
+
+}  // namespace loom::ir

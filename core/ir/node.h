@@ -1,0 +1,34 @@
+// A node of the IR graph. Values are referred to by name (ONNX's SSA names);
+// an empty input name is an omitted optional input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/attribute.h"
+
+namespace loom::ir {
+
+using NodeId = uint64_t;
+
+struct Node {
+  NodeId id = 0;  // stable within its graph; never reused
+  std::string name;
+  std::string op_type;
+  std::string domain;  // "" for the default ONNX domain ("ai.onnx" is normalised to "")
+  int64_t opset = 0;   // the model's opset for `domain`
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::vector<Attribute> attributes;
+
+  const Attribute* find_attribute(const std::string& attr_name) const {
+    for (const Attribute& a : attributes)
+      if (a.name == attr_name) return &a;
+    return nullptr;
+  }
+  // "name (op_type)" or "#id (op_type)" for unnamed nodes, for messages.
+  std::string label() const;
+};
+
+}  // namespace loom::ir

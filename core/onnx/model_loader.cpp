@@ -1,0 +1,241 @@
+#include "onnx/model_loader.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "base/logging.h"
+#include "onnx/tensor_proto.h"
+
+namespace loom::onnxio {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Nesting deeper than this is refused: real models nest a few levels, and
+// unbounded recursion on hostile input would exhaust the stack.
+constexpr int kMaxSubgraphDepth = 32;
+
+std::string normalise_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+
+ir::ValueType convert_type(const ::onnx::TypeProto& t) {
+  ir::ValueType vt;
+  const ::onnx::TypeProto* tensor = nullptr;
+  switch (t.value_case()) {
+    case ::onnx::TypeProto::kTensorType:
+      tensor = &t;
+      break;
+    case ::onnx::TypeProto::kSequenceType:
+      vt.kind = ir::ValueKind::kSequence;
+      if (t.sequence_type().elem_type().has_tensor_type()) tensor = &t.sequence_type().elem_type();
+      break;
+    case ::onnx::TypeProto::kOptionalType:
+      vt.kind = ir::ValueKind::kOptional;
+      if (t.optional_type().elem_type().has_tensor_type()) tensor = &t.optional_type().elem_type();
+      else if (t.optional_type().elem_type().has_sequence_type()) vt.kind = ir::ValueKind::kOptional;
+      break;
+    default:
+      vt.kind = ir::ValueKind::kUnknown;
+      return vt;
+  }
+  if (tensor == nullptr) return vt;
+  const auto& tt = tensor->tensor_type();
+  vt.dtype = static_cast<DType>(tt.elem_type());
+  if (tt.has_shape()) {
+    vt.has_shape = true;
+    for (const auto& d : tt.shape().dim()) {
+      DimInfo di;
+      if (d.has_dim_value() && d.dim_value() >= 0) di.value = d.dim_value();
+      if (d.has_dim_param()) di.symbol = d.dim_param();
+      vt.dims.push_back(di);
+    }
+  }
+  return vt;
+}
+
+class GraphConverter {
+ public:
+  GraphConverter(std::string model_dir, std::map<std::string, int64_t> opsets)
+      : model_dir_(std::move(model_dir)), opsets_(std::move(opsets)) {}
+
+  Expected<std::shared_ptr<ir::Graph>> convert(const ::onnx::GraphProto& gp, const ir::Graph* parent,
+                                               int depth) {
+    if (depth > kMaxSubgraphDepth)
+      return invalid_graph("subgraphs nested deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
+    auto g = std::make_shared<ir::Graph>();
+    g->name = gp.name();
+    g->parent = parent;
+    g->opsets = opsets_;
+    for (const auto& init : gp.initializer()) {
+      auto t = tensor_from_proto(init, model_dir_);
+      if (!t) return t.status().with_context("initializer '" + init.name() + "'");
+      ir::ValueType vt;
+      vt.dtype = t->dtype();
+      vt.has_shape = true;
+      for (int64_t d : t->dims()) vt.dims.push_back(DimInfo{d, ""});
+      g->value_types[init.name()] = vt;
+      g->initializers.emplace(init.name(), std::move(*t));
+    }
+    if (gp.sparse_initializer_size() > 0)
+      return not_implemented("graph '" + gp.name() + "' has sparse initializers, which Loom does not support yet");
+    for (const auto& vi : gp.input()) {
+      g->inputs.push_back(vi.name());
+      if (vi.has_type()) g->value_types[vi.name()] = convert_type(vi.type());
+    }
+    for (const auto& vi : gp.output()) {
+      g->outputs.push_back(vi.name());
+      if (vi.has_type()) g->value_types[vi.name()] = convert_type(vi.type());
+    }
+    for (const auto& vi : gp.value_info())
+      if (vi.has_type() && !g->value_types.count(vi.name())) g->value_types[vi.name()] = convert_type(vi.type());
+    for (const auto& np : gp.node()) {
+      ir::Node n;
+      n.name = np.name();
+      n.op_type = np.op_type();
+      n.domain = normalise_domain(np.domain());
+      n.inputs.assign(np.input().begin(), np.input().end());
+      n.outputs.assign(np.output().begin(), np.output().end());
+      auto opset = opsets_.find(n.domain);
+      if (opset == opsets_.end())
+        return invalid_graph("node " + n.label() + " uses domain '" + n.domain +
+                             "' which the model does not import (no opset_import for it)");
+      n.opset = opset->second;
+      if (is_onnx_domain(n.domain) && !is_known_onnx_op(n.op_type, n.domain, n.opset))
+        return invalid_graph("node " + n.label() + ": unknown op '" + n.op_type + "' in domain '" +
+                             (n.domain.empty() ? "ai.onnx" : n.domain) + "' at opset " + std::to_string(n.opset));
+      for (const auto& ap : np.attribute()) {
+        auto a = convert_attribute(ap, g.get(), depth);
+        if (!a) return a.status().with_context("node " + n.label() + " attribute '" + ap.name() + "'");
+        n.attributes.push_back(std::move(*a));
+      }
+      g->add_node(std::move(n));
+    }
+    return g;
+  }
+
+ private:
+  Expected<ir::Attribute> convert_attribute(const ::onnx::AttributeProto& ap, const ir::Graph* owner, int depth) {
+    ir::Attribute a;
+    a.name = ap.name();
+    if (!ap.ref_attr_name().empty())
+      return not_implemented("attribute references (function bodies) are not supported");
+    a.type = static_cast<ir::AttrType>(ap.type());
+    switch (ap.type()) {
+      case ::onnx::AttributeProto::FLOAT: a.f = ap.f(); break;
+      case ::onnx::AttributeProto::INT: a.i = ap.i(); break;
+      case ::onnx::AttributeProto::STRING: a.s = ap.s(); break;
+      case ::onnx::AttributeProto::FLOATS: a.floats.assign(ap.floats().begin(), ap.floats().end()); break;
+      case ::onnx::AttributeProto::INTS: a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
+      case ::onnx::AttributeProto::STRINGS: a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
+      case ::onnx::AttributeProto::TENSOR: {
+        auto t = tensor_from_proto(ap.t(), model_dir_);
+        if (!t) return t.status();
+        a.tensor = std::make_shared<Tensor>(std::move(*t));
+        break;
+      }
+      case ::onnx::AttributeProto::TENSORS:
+        for (const auto& tp : ap.tensors()) {
+          auto t = tensor_from_proto(tp, model_dir_);
+          if (!t) return t.status();
+          a.tensors.push_back(std::move(*t));
+        }
+        break;
+      case ::onnx::AttributeProto::GRAPH: {
+        auto sg = convert(ap.g(), owner, depth + 1);
+        if (!sg) return sg.status();
+        a.graph = *sg;
+        break;
+      }
+      case ::onnx::AttributeProto::GRAPHS:
+        for (const auto& gp : ap.graphs()) {
+          auto sg = convert(gp, owner, depth + 1);
+          if (!sg) return sg.status();
+          a.graphs.push_back(*sg);
+        }
+        break;
+      case ::onnx::AttributeProto::TYPE_PROTO:
+      case ::onnx::AttributeProto::SPARSE_TENSOR:
+        break;  // kept as typed but empty: no op in the supported opsets reads them
+      default:
+        // Models from older exporters may omit `type`; infer it from the set field.
+        if (ap.has_f()) { a.type = ir::AttrType::kFloat; a.f = ap.f(); }
+        else if (ap.has_i()) { a.type = ir::AttrType::kInt; a.i = ap.i(); }
+        else if (ap.has_s()) { a.type = ir::AttrType::kString; a.s = ap.s(); }
+        else if (ap.ints_size()) { a.type = ir::AttrType::kInts; a.ints.assign(ap.ints().begin(), ap.ints().end()); }
+        else if (ap.floats_size()) { a.type = ir::AttrType::kFloats; a.floats.assign(ap.floats().begin(), ap.floats().end()); }
+        else return invalid_graph("attribute of unknown type " + std::to_string(ap.type()));
+    }
+    return a;
+  }
+
+  std::string model_dir_;
+  std::map<std::string, int64_t> opsets_;
+};
+
+Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string& model_dir, const std::string& source) {
+  if (!model.has_graph()) return invalid_argument(source + ": not an ONNX model (no graph)");
+  std::map<std::string, int64_t> opsets;
+  for (const auto& op : model.opset_import()) opsets[normalise_domain(op.domain())] = op.version();
+  if (opsets.empty()) opsets[""] = 1;  // IR < 3 models have no opset imports
+
+  // ONNX's inference fills value_info; failures only mean less is known.
+  try {
+    ::onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true};
+    ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    log::logger()->debug("{}: shape inference stopped early: {}", source, e.what());
+  }
+
+  GraphConverter converter(model_dir, opsets);
+  auto graph = converter.convert(model.graph(), nullptr, 0);
+  if (!graph) return graph.status().with_context(source);
+  LoadedModel out;
+  out.graph = *graph;
+  out.source = source;
+  out.model_dir = model_dir;
+  out.ir_version = model.ir_version();
+  out.producer = model.producer_name();
+  return out;
+}
+
+}  // namespace
+
+bool is_onnx_domain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx.ml" || domain == "ai.onnx.preview.training";
+}
+
+bool is_known_onnx_op(const std::string& op_type, const std::string& domain, int64_t opset) {
+  return ::onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), domain) != nullptr;
+}
+
+Expected<LoadedModel> load_model_bytes(const std::string& bytes, const std::string& model_dir,
+                                       const std::string& source) {
+  ::onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
+  stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  if (bytes.empty() || !model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+    return invalid_argument(source + ": not a valid ONNX model (protobuf parse failed; truncated or not ONNX?)");
+  return convert_model(model, model_dir, source);
+}
+
+Expected<LoadedModel> load_model_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return not_found(path + ": no such file");
+  if (fs::is_directory(path, ec)) return invalid_argument(path + ": is a directory, not an ONNX model");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found(path + ": cannot open");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  return load_model_bytes(ss.str(), dir.string(), path);
+}
+
+}  // namespace loom::onnxio

@@ -1,0 +1,32 @@
+// Loads an ONNX ModelProto (file or bytes) into the IR, runs ONNX's own type
+// and shape inference, and checks every node's op against the ONNX schemas of
+// its opset. Initializers with external data are read relative to the model's
+// folder (locations escaping it are refused).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ir/graph.h"
+#include "loom/status.h"
+
+namespace loom::onnxio {
+
+struct LoadedModel {
+  std::shared_ptr<ir::Graph> graph;
+  std::string source;     // path or "<bytes>", for messages
+  std::string model_dir;  // folder external data is resolved against
+  int64_t ir_version = 0;
+  std::string producer;
+};
+
+Expected<LoadedModel> load_model_file(const std::string& path);
+Expected<LoadedModel> load_model_bytes(const std::string& bytes, const std::string& model_dir,
+                                       const std::string& source);
+
+// True when ONNX's schema registry knows op_type in domain at opset
+// (domains "", "ai.onnx.ml", "ai.onnx.preview.training").
+bool is_known_onnx_op(const std::string& op_type, const std::string& domain, int64_t opset);
+bool is_onnx_domain(const std::string& domain);
+
+}  // namespace loom::onnxio

@@ -1,0 +1,73 @@
+#include "partition/kernel_match.h"
+
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+
+namespace loom::partition {
+namespace {
+
+std::string sv(LOOM_StringView v) { return v.size && v.data ? std::string(v.data, v.size) : std::string(); }
+
+std::string norm(std::string d) { return d == "ai.onnx" ? std::string() : d; }
+
+// Checks each constraint against the dtypes of the node's values bound to the
+// constraint's type parameter. Unknown dtypes pass (decided at run time).
+bool types_match(const LOOM_KernelDef& def, const ir::Graph& graph, const ir::Node& node, std::string* why_not) {
+  if (def.constraint_count == 0) return true;
+  const ::onnx::OpSchema* schema =
+      ::onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(node.opset), node.domain);
+  if (schema == nullptr) return true;
+  auto check = [&](const std::vector<::onnx::OpSchema::FormalParameter>& formals,
+                   const std::vector<std::string>& values) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (values[i].empty() || formals.empty()) continue;
+      const auto& f = formals[std::min(i, formals.size() - 1)];  // variadic tail repeats
+      const ir::ValueType* t = graph.type_of(values[i]);
+      if (t == nullptr || t->dtype == DType::kUndefined) continue;
+      for (uint64_t c = 0; c < def.constraint_count; ++c) {
+        const LOOM_TypeConstraint& tc = def.constraints[c];
+        if (sv(tc.param) != f.GetTypeStr()) continue;
+        const int32_t d = static_cast<int32_t>(t->dtype);
+        if (std::find(tc.dtypes, tc.dtypes + tc.dtype_count, d) == tc.dtypes + tc.dtype_count) {
+          *why_not = "no kernel for " + sv(tc.param) + "=" + dtype_name(t->dtype);
+          return false;
+        }
+      }
+    }
+    return true;
+  };
+  return check(schema->inputs(), node.inputs) && check(schema->outputs(), node.outputs);
+}
+
+}  // namespace
+
+const LOOM_KernelDef* find_kernel(const plugin_host::EpInstance& ep, const ir::Graph& graph, const ir::Node& node,
+                                  std::string* why_not) {
+  const LOOM_KernelDef* best = nullptr;
+  bool op_seen = false;
+  std::string type_reason;
+  for (const LOOM_KernelDef* def : ep.kernels()) {
+    if (norm(sv(def->domain)) != node.domain || sv(def->op_type) != node.op_type) continue;
+    op_seen = true;
+    if (node.opset < def->since_version || node.opset > def->end_version) continue;
+    std::string reason;
+    if (!types_match(*def, graph, node, &reason)) {
+      type_reason = reason;
+      continue;
+    }
+    if (best == nullptr || def->since_version > best->since_version) best = def;
+  }
+  if (best == nullptr) {
+    const std::string op = (node.domain.empty() ? "" : node.domain + ".") + node.op_type;
+    if (!op_seen)
+      *why_not = "no kernel for " + op;
+    else if (!type_reason.empty())
+      *why_not = type_reason + " (" + op + ")";
+    else
+      *why_not = "no kernel for " + op + " at opset " + std::to_string(node.opset);
+  }
+  return best;
+}
+
+}  // namespace loom::partition

@@ -1,0 +1,18 @@
+// Matching a node against an EP's kernel table: domain, op type, opset range
+// and type constraints (bound to the node's inputs/outputs through the ONNX
+// schema of the op).
+#pragma once
+
+#include <string>
+
+#include "ir/graph.h"
+#include "plugin_host/ep_instance.h"
+
+namespace loom::partition {
+
+// The best kernel (highest since_version) serving `node`, or NULL with
+// *why_not saying what was missing (for the placement report).
+const LOOM_KernelDef* find_kernel(const plugin_host::EpInstance& ep, const ir::Graph& graph, const ir::Node& node,
+                                  std::string* why_not);
+
+}  // namespace loom::partition

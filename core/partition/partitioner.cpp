@@ -1,0 +1,233 @@
+#include "partition/partitioner.h"
+
+#include <deque>
+#include <set>
+#include <unordered_map>
+
+#include "base/logging.h"
+#include "partition/kernel_match.h"
+#include "plugin_host/abi_objects.h"
+
+namespace loom::partition {
+namespace {
+
+// Node-level data-flow edges, including outer-scope captures by subgraphs.
+struct Edges {
+  std::unordered_map<ir::NodeId, std::vector<ir::NodeId>> consumers;
+};
+
+Edges build_edges(const ir::Graph& g) {
+  std::unordered_map<std::string, ir::NodeId> producer;
+  for (const auto& n : g.nodes())
+    for (const std::string& o : n->outputs)
+      if (!o.empty()) producer[o] = n->id;
+  Edges e;
+  for (const auto& n : g.nodes()) {
+    std::set<std::string> reads(n->inputs.begin(), n->inputs.end());
+    for (const ir::Attribute& a : n->attributes) {
+      std::vector<std::shared_ptr<ir::Graph>> subs = a.graphs;
+      if (a.graph) subs.push_back(a.graph);
+      for (const auto& sg : subs)
+        for (const std::string& v : sg->outer_scope_references()) reads.insert(v);
+    }
+    for (const std::string& v : reads) {
+      auto it = producer.find(v);
+      if (it != producer.end() && it->second != n->id) e.consumers[it->second].push_back(n->id);
+    }
+  }
+  return e;
+}
+
+class Partitioner {
+ public:
+  explicit Partitioner(const PartitionInputs& in) : in_(in), graph_(*in.graph), edges_(build_edges(*in.graph)) {}
+
+  Expected<Assignment> run() {
+    LOOM_ASSIGN_OR_RETURN(order_, graph_.topological_order());
+    for (ir::Node* n : order_) unassigned_.insert(n->id);
+    for (size_t e = 0; e < in_.priority_count && !unassigned_.empty(); ++e) LOOM_RETURN_IF_ERROR(ask(e));
+    if (!unassigned_.empty()) LOOM_RETURN_IF_ERROR(fall_back());
+    build_report();
+    return std::move(out_);
+  }
+
+ private:
+  Status ask(size_t e) {
+    plugin_host::EpInstance& ep = *in_.eps[e];
+    if (ep.has_capability()) return ask_capability(e);
+    if (ep.kernels().empty()) {
+      for (ir::NodeId id : unassigned_) said_[id].push_back(ep.name() + ": offers no kernels");
+      return Status::ok();
+    }
+    std::vector<ir::NodeId> taken;
+    for (ir::NodeId id : unassigned_) {
+      const ir::Node& n = *graph_.find_node(id);
+      std::string why;
+      if (const LOOM_KernelDef* k = find_kernel(ep, graph_, n, &why)) {
+        add_group(e, false, {id}, k, "kernel " + n.op_type + " [opset " + std::to_string(k->since_version) + "+]");
+        taken.push_back(id);
+      } else {
+        said_[id].push_back(ep.name() + ": " + why);
+      }
+    }
+    for (ir::NodeId id : taken) unassigned_.erase(id);
+    return Status::ok();
+  }
+
+  Status ask_capability(size_t e) {
+    plugin_host::EpInstance& ep = *in_.eps[e];
+    std::vector<const ir::Node*> nodes;
+    for (ir::Node* n : order_)
+      if (unassigned_.count(n->id)) nodes.push_back(n);
+    auto view = plugin_host::make_graph_view(graph_, nodes, graph_.inputs, graph_.outputs);
+    LOOM_ClaimSink sink;
+    sink.graph = view.get();
+    LOOM_Ep_GetCapability_Args args{};
+    args.struct_size = LOOM_Ep_GetCapability_Args_STRUCT_SIZE;
+    args.graph = view.get();
+    args.sink = &sink;
+    Status st = plugin_host::from_abi(ep.ep()->get_capability(ep.ep()->state, &args));
+    if (!st) return st.with_context("provider '" + ep.name() + "': get_capability");
+    std::set<ir::NodeId> claimed;
+    for (const plugin_host::Claim& c : sink.claims) {
+      std::string problem;
+      for (uint64_t id : c.node_ids) {
+        if (!unassigned_.count(id)) problem = "node id " + std::to_string(id) + " is not offered to this EP";
+        else if (claimed.count(id)) problem = "overlaps an earlier claim of this EP";
+      }
+      if (problem.empty() && c.kind == LOOM_CLAIM_FUSED && !ep.can_compile())
+        problem = "fused claim from an EP without a compile slot";
+      const LOOM_KernelDef* kernel = nullptr;
+      bool fused = c.kind == LOOM_CLAIM_FUSED;
+      if (problem.empty() && c.kind == LOOM_CLAIM_KERNEL) {
+        const ir::Node& n = *graph_.find_node(c.node_ids[0]);
+        std::string why;
+        kernel = ep.kernels().empty() ? nullptr : find_kernel(ep, graph_, n, &why);
+        if (kernel == nullptr) {
+          if (ep.can_compile()) fused = true;  // a single-node partition
+          else problem = "claimed without a matching kernel (" + why + ")";
+        }
+      }
+      if (problem.empty() && fused && c.node_ids.size() > 1 && creates_cycle(c.node_ids))
+        problem = "fused set would create a cycle between partitions";
+      if (!problem.empty()) {
+        log::logger()->warn("provider '{}': claim dropped: {}", ep.name(), problem);
+        for (uint64_t id : c.node_ids)
+          if (unassigned_.count(id)) said_[id].push_back(ep.name() + ": claim dropped (" + problem + ")");
+        continue;
+      }
+      add_group(e, fused, std::vector<ir::NodeId>(c.node_ids.begin(), c.node_ids.end()), kernel, c.reason);
+      for (uint64_t id : c.node_ids) claimed.insert(id);
+    }
+    for (ir::NodeId id : unassigned_)
+      if (!claimed.count(id)) said_[id].push_back(ep.name() + ": not claimed");
+    for (ir::NodeId id : claimed) unassigned_.erase(id);
+    return Status::ok();
+  }
+
+  // True if contracting `set` (with existing fused groups contracted too)
+  // puts it on a cycle: some path leaves the set and comes back.
+  bool creates_cycle(const std::vector<uint64_t>& set) const {
+    std::set<ir::NodeId> s(set.begin(), set.end());
+    std::deque<ir::NodeId> queue;
+    std::set<ir::NodeId> seen;
+    auto push_consumers = [&](ir::NodeId id) {
+      auto it = edges_.consumers.find(id);
+      if (it == edges_.consumers.end()) return;
+      for (ir::NodeId c : it->second)
+        if (seen.insert(c).second) queue.push_back(c);
+    };
+    for (ir::NodeId id : s) push_consumers(id);
+    for (ir::NodeId id : s) seen.erase(id);
+    while (!queue.empty()) {
+      ir::NodeId id = queue.front();
+      queue.pop_front();
+      if (s.count(id)) return true;
+      push_consumers(id);
+      auto g = out_.group_of.find(id);
+      if (g != out_.group_of.end() && out_.groups[g->second].fused)
+        for (ir::NodeId member : out_.groups[g->second].nodes)
+          if (seen.insert(member).second) queue.push_back(member);
+    }
+    return false;
+  }
+
+  void add_group(size_t e, bool fused, std::vector<ir::NodeId> nodes, const LOOM_KernelDef* k, std::string reason) {
+    Group g;
+    g.ep = e;
+    g.fused = fused;
+    g.nodes = std::move(nodes);
+    g.kernel = k;
+    g.reason = std::move(reason);
+    for (ir::NodeId id : g.nodes) out_.group_of[id] = out_.groups.size();
+    out_.groups.push_back(std::move(g));
+  }
+
+  Status fall_back() {
+    auto describe = [&](const std::set<ir::NodeId>& ids) {
+      std::string s;
+      for (ir::NodeId id : ids) {
+        const ir::Node& n = *graph_.find_node(id);
+        s += "\n  node " + n.label() + " opset " + std::to_string(n.opset) + ":";
+        for (const std::string& r : said_[id]) s += " [" + r + "]";
+      }
+      return s;
+    };
+    if (in_.policy == FallbackPolicy::kDeny)
+      return invalid_graph(in_.model_name + ": " + std::to_string(unassigned_.size()) +
+                           " node(s) not claimed by any configured provider and fallback is 'deny':" +
+                           describe(unassigned_));
+    std::set<ir::NodeId> left;
+    if (in_.fallback < 0) {
+      left = unassigned_;
+    } else {
+      const size_t e = static_cast<size_t>(in_.fallback);
+      plugin_host::EpInstance& ep = *in_.eps[e];
+      for (ir::NodeId id : unassigned_) {
+        const ir::Node& n = *graph_.find_node(id);
+        std::string why;
+        if (const LOOM_KernelDef* k = find_kernel(ep, graph_, n, &why)) {
+          add_group(e, false, {id}, k, "fallback: " + n.op_type + " not claimed by a preferred provider");
+          if (in_.policy == FallbackPolicy::kWarn)
+            log::logger()->warn("{}: node {} falls back to '{}'", in_.model_name, n.label(), ep.name());
+        } else {
+          if (e >= in_.priority_count) said_[id].push_back(ep.name() + " (fallback): " + why);
+          left.insert(id);
+        }
+      }
+    }
+    if (!left.empty())
+      return not_implemented(in_.model_name + ": no provider can run " + std::to_string(left.size()) + " node(s):" +
+                             describe(left));
+    unassigned_.clear();
+    return Status::ok();
+  }
+
+  void build_report() {
+    std::map<size_t, PlacementReport::ProviderSummary> per_ep;
+    for (ir::Node* n : order_) {
+      const Group& g = out_.groups[out_.group_of.at(n->id)];
+      const std::string& ep = in_.eps[g.ep]->name();
+      out_.report.nodes.push_back({n->name, n->op_type, n->domain, ep, g.reason});
+      auto& s = per_ep[g.ep];
+      s.provider = ep;
+      ++s.node_count;
+      ++s.op_types[(n->domain.empty() ? "" : n->domain + ".") + n->op_type];
+    }
+    for (auto& [e, s] : per_ep) out_.report.providers.push_back(std::move(s));
+  }
+
+  const PartitionInputs& in_;
+  const ir::Graph& graph_;
+  Edges edges_;
+  std::vector<ir::Node*> order_;
+  std::set<ir::NodeId> unassigned_;
+  std::map<ir::NodeId, std::vector<std::string>> said_;
+  Assignment out_;
+};
+
+}  // namespace
+
+Expected<Assignment> partition(const PartitionInputs& in) { return Partitioner(in).run(); }
+
+}  // namespace loom::partition

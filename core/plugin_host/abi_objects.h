@@ -1,0 +1,98 @@
+// Definitions of the ABI's opaque host objects (LOOM_Status, LOOM_Tensor,
+// LOOM_NodeView, LOOM_GraphView, LOOM_ClaimSink). Plugins only ever see
+// pointers to these; the host functions in host_api.cpp read them.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "loom/plugin_api.h"
+#include "loom/status.h"
+
+struct LOOM_Status {
+  int32_t code = LOOM_STATUS_FAIL;
+  std::string message;
+};
+
+// A tensor handed to a plugin. Does not own its storage.
+struct LOOM_Tensor {
+  int32_t dtype = LOOM_DTYPE_UNDEFINED;
+  std::vector<int64_t> dims;
+  uint64_t count = 0;
+  void* data = nullptr;  // NULL for strings and empty tensors
+  const LOOM_MemoryInfo* memory = nullptr;
+  std::vector<std::string>* strings = nullptr;  // STRING tensors only
+};
+
+struct LOOM_GraphView;
+
+struct LOOM_NodeView {
+  const loom::ir::Node* node = nullptr;
+  const loom::ir::Graph* graph = nullptr;  // graph the node belongs to (types, initializers)
+  std::vector<std::vector<int64_t>> input_dims;  // -1 for unknown dims
+  std::vector<int64_t> input_ranks;              // -1 when unknown
+  std::vector<std::unique_ptr<LOOM_Tensor>> input_constants;  // NULL entries when not initializers
+  std::map<std::string, std::unique_ptr<LOOM_Tensor>> attr_tensors;
+  std::map<std::string, std::unique_ptr<LOOM_GraphView>> attr_graphs;
+};
+
+struct LOOM_GraphView {
+  const loom::ir::Graph* graph = nullptr;
+  std::vector<std::unique_ptr<LOOM_NodeView>> nodes;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+};
+
+namespace loom::plugin_host {
+
+struct Claim {
+  int32_t kind = LOOM_CLAIM_KERNEL;
+  std::vector<uint64_t> node_ids;
+  std::string reason;
+};
+
+}  // namespace loom::plugin_host
+
+// One compute call's context. The executor implements it; host functions
+// forward to these methods. Used by one thread at a time.
+struct LOOM_KernelContext {
+  virtual ~LOOM_KernelContext() = default;
+  virtual uint64_t input_count() const = 0;
+  virtual const LOOM_Tensor* input(uint64_t index) const = 0;
+  virtual uint64_t output_count() const = 0;
+  virtual LOOM_Tensor* output(uint64_t index, int32_t dtype, const int64_t* dims, uint64_t rank) = 0;
+  virtual const LOOM_NodeView* node() const = 0;
+};
+
+struct LOOM_ClaimSink {
+  const LOOM_GraphView* graph = nullptr;
+  std::vector<loom::plugin_host::Claim> claims;
+};
+
+namespace loom::plugin_host {
+
+// The host's pageable memory ("cpu").
+const LOOM_MemoryInfo& host_memory();
+bool same_memory(const LOOM_MemoryInfo& a, const LOOM_MemoryInfo& b);
+std::string memory_name(const LOOM_MemoryInfo& m);
+
+// Wraps a host tensor's storage (no copy; `t` must outlive the view).
+std::unique_ptr<LOOM_Tensor> view_of(const Tensor& t);
+
+// A read-only view of `nodes` of `graph`, with the given graph-level inputs
+// and outputs (for a whole graph: graph.inputs / graph.outputs).
+std::unique_ptr<LOOM_GraphView> make_graph_view(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes,
+                                                std::vector<std::string> inputs, std::vector<std::string> outputs);
+std::unique_ptr<LOOM_GraphView> make_full_view(const ir::Graph& graph);
+
+// Status conversion. from_abi takes ownership of (and releases) `s`.
+Status from_abi(LOOM_Status* s);
+LOOM_Status* to_abi(const Status& s);
+
+// The host function table handed to every plugin.
+const LOOM_HostApi* host_api();
+
+}  // namespace loom::plugin_host

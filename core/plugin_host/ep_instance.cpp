@@ -1,0 +1,64 @@
+#include "plugin_host/ep_instance.h"
+
+#include "plugin_host/abi_objects.h"
+
+namespace loom::plugin_host {
+
+Expected<std::unique_ptr<EpInstance>> EpInstance::create(const Provider& provider, size_t device_index,
+                                                         const std::map<std::string, std::string>& options) {
+  if (device_index >= provider.devices.size())
+    return not_found("provider '" + provider.name + "' is unavailable: " +
+                     (provider.unavailable_reason.empty() ? "no such device" : provider.unavailable_reason));
+  std::vector<LOOM_KeyValue> kv;
+  for (const auto& [k, v] : options) kv.push_back({{k.data(), k.size()}, {v.data(), v.size()}});
+  LOOM_EpFactory_CreateEp_Args args{};
+  args.struct_size = LOOM_EpFactory_CreateEp_Args_STRUCT_SIZE;
+  args.device_index = device_index;
+  args.options = kv.data();
+  args.option_count = kv.size();
+  Status st = from_abi(provider.factory->create_ep(provider.factory->state, &args));
+  if (!st) return st.with_context("provider '" + provider.name + "': create_ep");
+  if (args.ep == nullptr) return fail("provider '" + provider.name + "': create_ep returned no EP");
+  std::unique_ptr<EpInstance> e(new EpInstance());
+  e->name_ = provider.name;
+  e->factory_ = provider.factory;
+  e->ep_ = args.ep;
+  e->memory_ = provider.devices[device_index].memory;
+  LOOM_Ep* ep = e->ep_;
+  if (ep->struct_size < LOOM_STRUCT_SIZE(LOOM_Ep, state))
+    return fail("provider '" + provider.name + "': EP table too small");
+  if (LOOM_HAS_FIELD(ep, LOOM_Ep, get_kernel_table) && ep->get_kernel_table) {
+    LOOM_Ep_GetKernelTable_Args ka{};
+    ka.struct_size = LOOM_Ep_GetKernelTable_Args_STRUCT_SIZE;
+    st = from_abi(ep->get_kernel_table(ep->state, &ka));
+    if (!st) return st.with_context("provider '" + provider.name + "': get_kernel_table");
+    for (uint64_t i = 0; i < ka.kernel_count; ++i) {
+      const LOOM_KernelDef* d = ka.kernels[i];
+      if (d == nullptr || d->struct_size < LOOM_KernelDef_STRUCT_SIZE || !d->create || !d->compute || !d->release)
+        return fail("provider '" + provider.name + "': kernel table entry " + std::to_string(i) +
+                    " is incomplete (needs create, compute and release)");
+      e->kernels_.push_back(d);
+    }
+  }
+  if (LOOM_HAS_FIELD(ep, LOOM_Ep, get_allocator) && ep->get_allocator) e->allocator_ = ep->get_allocator(ep->state);
+  if (LOOM_HAS_FIELD(ep, LOOM_Ep, get_data_transfer) && ep->get_data_transfer)
+    e->transfer_ = ep->get_data_transfer(ep->state);
+  if (!e->uses_host_memory() && (e->allocator_ == nullptr || e->transfer_ == nullptr))
+    return fail("provider '" + provider.name + "' uses memory '" + memory_name(e->memory_) +
+                "' but provides no allocator or data transfer for it");
+  return e;
+}
+
+EpInstance::~EpInstance() {
+  if (ep_ != nullptr) factory_->release_ep(factory_->state, ep_);
+}
+
+bool EpInstance::uses_host_memory() const { return same_memory(memory_, host_memory()); }
+
+bool EpInstance::has_capability() const {
+  return LOOM_HAS_FIELD(ep_, LOOM_Ep, get_capability) && ep_->get_capability != nullptr;
+}
+
+bool EpInstance::can_compile() const { return LOOM_HAS_FIELD(ep_, LOOM_Ep, compile) && ep_->compile != nullptr; }
+
+}  // namespace loom::plugin_host

@@ -1,0 +1,41 @@
+// An EP instance created for one session from a provider's factory, with its
+// kernel table, allocator and data transfer looked up once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugin_host/plugin_registry.h"
+
+namespace loom::plugin_host {
+
+class EpInstance {
+ public:
+  static Expected<std::unique_ptr<EpInstance>> create(const Provider& provider, size_t device_index,
+                                                      const std::map<std::string, std::string>& options);
+  ~EpInstance();
+
+  const std::string& name() const { return name_; }
+  LOOM_Ep* ep() const { return ep_; }
+  // Kernel table (empty when the EP has none).
+  const std::vector<const LOOM_KernelDef*>& kernels() const { return kernels_; }
+  const LOOM_MemoryInfo& memory() const { return memory_; }
+  bool uses_host_memory() const;
+  const LOOM_Allocator* allocator() const { return allocator_; }
+  const LOOM_DataTransfer* data_transfer() const { return transfer_; }
+  bool has_capability() const;
+  bool can_compile() const;
+
+ private:
+  EpInstance() = default;
+  std::string name_;
+  const LOOM_EpFactory* factory_ = nullptr;
+  LOOM_Ep* ep_ = nullptr;
+  std::vector<const LOOM_KernelDef*> kernels_;
+  LOOM_MemoryInfo memory_{};
+  const LOOM_Allocator* allocator_ = nullptr;
+  const LOOM_DataTransfer* transfer_ = nullptr;
+};
+
+}  // namespace loom::plugin_host

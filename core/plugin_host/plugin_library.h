@@ -1,0 +1,42 @@
+// One loaded plugin library. Loading is defensive: every way a library can be
+// unusable (cannot be opened, missing entry symbol, wrong ABI major, table too
+// small, missing required slot, failing init, bad factory table) becomes a
+// refusal message that names the problem; the process keeps running.
+#pragma once
+
+#include <boost/dll/shared_library.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/environment.h"
+#include "loom/plugin_api.h"
+#include "loom/status.h"
+
+namespace loom::plugin_host {
+
+class PluginLibrary {
+ public:
+  // Returns the library or a refusal (the Status message is the reason).
+  static Expected<std::unique_ptr<PluginLibrary>> load(const std::string& path);
+  // Releases the plugin state, then unloads the library.
+  ~PluginLibrary();
+
+  const std::string& path() const { return path_; }
+  const LOOM_PluginApi& api() const { return *api_; }
+  uint32_t agreed_minor() const { return agreed_minor_; }
+  const std::vector<const LOOM_EpFactory*>& factories() const { return factories_; }
+  std::string name() const;
+  std::string version() const;
+
+ private:
+  PluginLibrary() = default;
+  std::string path_;
+  boost::dll::shared_library library_;
+  const LOOM_PluginApi* api_ = nullptr;
+  void* state_ = nullptr;
+  uint32_t agreed_minor_ = 0;
+  std::vector<const LOOM_EpFactory*> factories_;
+};
+
+}  // namespace loom::plugin_host

@@ -1,0 +1,95 @@
+#include "plugin_host/plugin_registry.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "base/logging.h"
+#include "plugin_host/abi_objects.h"
+
+namespace loom::plugin_host {
+namespace {
+namespace fs = std::filesystem;
+std::string sv(LOOM_StringView v) { return v.size && v.data ? std::string(v.data, v.size) : std::string(); }
+}  // namespace
+
+PluginRegistry::~PluginRegistry() {
+  providers_.clear();
+  // Unload in reverse order of loading.
+  while (!libraries_.empty()) libraries_.pop_back();
+}
+
+Status PluginRegistry::scan_directory(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return not_found("plugin directory '" + dir + "' does not exist");
+  std::vector<std::string> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.extension() == ".so" && fs::is_regular_file(p, ec)) files.push_back(p.string());
+  }
+  if (ec) return fail("cannot read plugin directory '" + dir + "': " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) load_library(f);
+  return Status::ok();
+}
+
+void PluginRegistry::load_library(const std::string& path) {
+  PluginReport report;
+  report.path = path;
+  auto lib = PluginLibrary::load(path);
+  if (!lib) {
+    report.refusal = lib.status().message();
+    log::logger()->warn("plugin '{}' refused: {}", path, report.refusal);
+    reports_.push_back(std::move(report));
+    return;
+  }
+  PluginLibrary& l = **lib;
+  report.loaded = true;
+  report.name = l.name();
+  report.version = l.version();
+  report.abi = std::to_string(l.api().abi_major) + "." + std::to_string(l.api().abi_minor);
+  for (const LOOM_EpFactory* f : l.factories()) {
+    Provider p;
+    p.name = sv(f->name);
+    p.factory = f;
+    p.library = &l;
+    PluginReport::Factory rf;
+    rf.name = p.name;
+    LOOM_EpFactory_GetDevices_Args args{};
+    args.struct_size = LOOM_EpFactory_GetDevices_Args_STRUCT_SIZE;
+    Status st = from_abi(f->get_devices(f->state, &args));
+    if (!st) {
+      p.unavailable_reason = "get_devices failed: " + st.message();
+    } else if (args.device_count > 0 && args.devices == nullptr) {
+      p.unavailable_reason = "get_devices returned a count but no array";
+    } else {
+      for (uint64_t i = 0; i < args.device_count; ++i) {
+        const LOOM_DeviceInfo& d = args.devices[i];
+        p.devices.push_back(d);
+        rf.devices.push_back({sv(d.name), memory_name(d.memory), d.memory.host_accessible != 0});
+      }
+      if (args.device_count == 0) {
+        p.unavailable_reason = sv(args.unavailable_reason);
+        if (p.unavailable_reason.empty()) p.unavailable_reason = "no devices";
+      }
+    }
+    if (const Provider* existing = find(p.name)) {
+      p.unavailable_reason = "provider name already taken by " + existing->library->path();
+      rf.unavailable_reason = p.unavailable_reason;
+      report.factories.push_back(std::move(rf));
+      continue;
+    }
+    rf.unavailable_reason = p.unavailable_reason;
+    report.factories.push_back(std::move(rf));
+    providers_.push_back(std::move(p));
+  }
+  libraries_.push_back(std::move(*lib));
+  reports_.push_back(std::move(report));
+}
+
+const Provider* PluginRegistry::find(const std::string& name) const {
+  for (const Provider& p : providers_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+}  // namespace loom::plugin_host

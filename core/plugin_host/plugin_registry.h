@@ -1,0 +1,43 @@
+// The plugins found in the configured directories and the providers (EP
+// factories) they offer. Built once per Environment; read-only afterwards.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/environment.h"
+#include "plugin_host/plugin_library.h"
+
+namespace loom::plugin_host {
+
+struct Provider {
+  std::string name;
+  const LOOM_EpFactory* factory = nullptr;
+  const PluginLibrary* library = nullptr;
+  std::vector<LOOM_DeviceInfo> devices;  // copied; strings point into the plugin
+  std::string unavailable_reason;
+};
+
+class PluginRegistry {
+ public:
+  ~PluginRegistry();
+  // Loads every shared library in `dir` (sorted by name). Returns an error
+  // only when the directory does not exist or cannot be read.
+  Status scan_directory(const std::string& dir);
+  // Loads one library; refusals are recorded, not returned.
+  void load_library(const std::string& path);
+
+  const std::vector<PluginReport>& reports() const { return reports_; }
+  const Provider* find(const std::string& name) const;
+  // Providers in discovery order.
+  const std::vector<Provider>& providers() const { return providers_; }
+
+ private:
+  std::vector<std::unique_ptr<PluginLibrary>> libraries_;
+  std::vector<Provider> providers_;
+  std::vector<PluginReport> reports_;
+};
+
+}  // namespace loom::plugin_host

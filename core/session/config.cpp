@@ -1,0 +1,269 @@
+#include "loom/config.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace loom {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kFallbackNames[] = {"allow", "warn", "deny"};
+constexpr const char* kOptimizationNames[] = {"disabled", "basic", "extended", "layout", "all"};
+constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+
+// A JSON value rendered for an error message, kept short so that a huge
+// array given where a string belongs does not flood the message.
+std::string describe(const Json& v) {
+  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+template <size_t N>
+std::string one_of(const char* const (&names)[N]) {
+  std::string s;
+  for (size_t i = 0; i < N; ++i) s += std::string(i ? ", " : "") + "\"" + names[i] + "\"";
+  return s;
+}
+
+template <size_t N>
+int index_of(const char* const (&names)[N], const std::string& value) {
+  for (size_t i = 0; i < N; ++i)
+    if (value == names[i]) return static_cast<int>(i);
+  return -1;
+}
+
+// Walks the parsed document; every error names "<source>: <key path>".
+class ConfigReader {
+ public:
+  explicit ConfigReader(std::string source) : source_(std::move(source)) {}
+
+  Status read(const Json& root, Config& config) {
+    if (!root.is_object()) return error("", "expected a JSON object at top level, got " + describe(root));
+    for (const auto& [key, value] : root.items()) {
+      if (key == "plugin_dirs") {
+        LOOM_RETURN_IF_ERROR(read_string_list(key, value, config.plugin_dirs));
+      } else if (key == "providers") {
+        LOOM_RETURN_IF_ERROR(read_string_list(key, value, config.providers));
+      } else if (key == "provider_options") {
+        LOOM_RETURN_IF_ERROR(read_provider_options(key, value, config.provider_options));
+      } else if (key == "fallback") {
+        LOOM_ASSIGN_OR_RETURN(int i, read_enum(key, value, kFallbackNames));
+        config.fallback = static_cast<FallbackPolicy>(i);
+      } else if (key == "optimization_level") {
+        LOOM_ASSIGN_OR_RETURN(int i, read_enum(key, value, kOptimizationNames));
+        config.optimization_level = static_cast<OptimizationLevel>(i);
+      } else if (key == "threads") {
+        LOOM_RETURN_IF_ERROR(read_threads(key, value, config));
+      } else if (key == "log_level") {
+        LOOM_ASSIGN_OR_RETURN(int i, read_enum(key, value, kLogLevels));
+        config.log_level = kLogLevels[i];
+      } else {
+        return unknown_key(key);
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  Status error(const std::string& path, const std::string& what) const {
+    return invalid_argument(source_ + ": " + (path.empty() ? "" : path + ": ") + what);
+  }
+  Status unknown_key(const std::string& path) const {
+    return invalid_argument(source_ + ": unknown key '" + path + "'");
+  }
+
+  Status read_string_list(const std::string& path, const Json& v, std::vector<std::string>& out) const {
+    if (!v.is_array()) return error(path, "expected an array of strings, got " + describe(v));
+    std::vector<std::string> result;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string item_path = path + "[" + std::to_string(i) + "]";
+      if (!v[i].is_string()) return error(item_path, "expected a string, got " + describe(v[i]));
+      if (v[i].get_ref<const std::string&>().empty()) return error(item_path, "expected a non-empty string");
+      result.push_back(v[i].get<std::string>());
+    }
+    out = std::move(result);
+    return Status::ok();
+  }
+
+  template <size_t N>
+  Expected<int> read_enum(const std::string& path, const Json& v, const char* const (&names)[N]) const {
+    if (v.is_string()) {
+      int i = index_of(names, v.get<std::string>());
+      if (i >= 0) return i;
+    }
+    return error(path, "expected one of " + one_of(names) + ", got " + describe(v));
+  }
+
+  Status read_provider_options(const std::string& path, const Json& v,
+                               std::map<std::string, std::map<std::string, std::string>>& out) const {
+    if (!v.is_object()) return error(path, "expected an object mapping provider names to options, got " + describe(v));
+    std::map<std::string, std::map<std::string, std::string>> result;
+    for (const auto& [provider, options] : v.items()) {
+      const std::string provider_path = path + "." + provider;
+      if (!options.is_object())
+        return error(provider_path, "expected an object of string options, got " + describe(options));
+      auto& dest = result[provider];
+      for (const auto& [key, value] : options.items()) {
+        if (!value.is_string())
+          return error(provider_path + "." + key, "expected a string, got " + describe(value));
+        dest[key] = value.get<std::string>();
+      }
+    }
+    out = std::move(result);
+    return Status::ok();
+  }
+
+  Expected<int> read_thread_count(const std::string& path, const Json& v) const {
+    // Booleans and floats are rejected even when they would convert cleanly:
+    // "2.0" threads is more likely a mistake than an intent.
+    if (v.is_number_unsigned() && v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int>::max()))
+      return static_cast<int>(v.get<uint64_t>());
+    if (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() >= 0 &&
+        v.get<int64_t>() <= std::numeric_limits<int>::max())
+      return static_cast<int>(v.get<int64_t>());
+    return error(path, "expected a non-negative integer, got " + describe(v));
+  }
+
+  Status read_threads(const std::string& path, const Json& v, Config& config) const {
+    if (!v.is_object()) return error(path, "expected an object with \"intra_op\" and/or \"inter_op\", got " + describe(v));
+    for (const auto& [key, value] : v.items()) {
+      const std::string key_path = path + "." + key;
+      if (key == "intra_op") {
+        LOOM_ASSIGN_OR_RETURN(config.intra_op_threads, read_thread_count(key_path, value));
+      } else if (key == "inter_op") {
+        LOOM_ASSIGN_OR_RETURN(config.inter_op_threads, read_thread_count(key_path, value));
+      } else {
+        return unknown_key(key_path);
+      }
+    }
+    return Status::ok();
+  }
+
+  std::string source_;
+};
+
+// nlohmann's messages start with "[json.exception.parse_error.101] "; the
+// rest ("parse error at line 3, column 5: ...") is what a user needs.
+std::string strip_json_exception_prefix(const std::string& what) {
+  if (!what.empty() && what[0] == '[') {
+    auto close = what.find("] ");
+    if (close != std::string::npos) return what.substr(close + 2);
+  }
+  return what;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep)) parts.push_back(cur);
+  return parts;
+}
+
+std::string trim(const std::string& s) {
+  const char* ws = " \t\r\n";
+  auto b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return "";
+  auto e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+Expected<Config> Config::from_json_string(const std::string& json, const std::string& source_name) {
+  Json root;
+  try {
+    root = Json::parse(json);
+  } catch (const Json::parse_error& e) {
+    return invalid_argument(source_name + ": invalid JSON: " + strip_json_exception_prefix(e.what()));
+  } catch (const std::exception& e) {
+    return invalid_argument(source_name + ": invalid JSON: " + strip_json_exception_prefix(e.what()));
+  }
+  Config config;
+  LOOM_RETURN_IF_ERROR(ConfigReader(source_name).read(root, config));
+  return config;
+}
+
+Expected<Config> Config::from_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found(path + ": cannot open config file");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return fail(path + ": cannot read config file");
+  return from_json_string(buffer.str(), path);
+}
+
+Status Config::apply_environment() {
+  // Dirs from LOOM_PLUGIN_PATH go first so that they are scanned before the
+  // config's; a dir already listed moves to the front instead of repeating.
+  if (const char* env = std::getenv("LOOM_PLUGIN_PATH")) {
+    std::vector<std::string> dirs;
+    for (const std::string& d : split(env, ':'))
+      if (!d.empty()) dirs.push_back(d);
+    for (const std::string& d : plugin_dirs)
+      if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+    plugin_dirs = std::move(dirs);
+  }
+  if (const char* env = std::getenv("LOOM_PROVIDERS")) {
+    // An empty value restores the default (every available provider).
+    std::vector<std::string> list;
+    const auto parts = split(env, ',');
+    for (size_t i = 0; i < parts.size(); ++i) {
+      std::string name = trim(parts[i]);
+      if (name.empty()) {
+        if (parts.size() == 1) break;
+        return invalid_argument("LOOM_PROVIDERS: empty provider name at position " + std::to_string(i + 1) + " in '" +
+                                std::string(env) + "'");
+      }
+      list.push_back(std::move(name));
+    }
+    providers = std::move(list);
+  }
+  if (const char* env = std::getenv("LOOM_LOG_LEVEL")) {
+    const std::string level = trim(env);
+    if (index_of(kLogLevels, level) < 0)
+      return invalid_argument("LOOM_LOG_LEVEL: expected one of " + one_of(kLogLevels) + ", got '" +
+                              std::string(env) + "'");
+    log_level = level;
+  }
+  return Status::ok();
+}
+
+std::string Config::to_json() const {
+  nlohmann::ordered_json j;
+  j["plugin_dirs"] = plugin_dirs;
+  j["providers"] = providers;
+  j["provider_options"] = nlohmann::ordered_json::object();
+  for (const auto& [provider, options] : provider_options) {
+    auto& dest = j["provider_options"][provider];
+    dest = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : options) dest[key] = value;
+  }
+  j["fallback"] = fallback_policy_name(fallback);
+  j["optimization_level"] = optimization_level_name(optimization_level);
+  j["threads"] = {{"intra_op", intra_op_threads}, {"inter_op", inter_op_threads}};
+  j["log_level"] = log_level;
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+std::string fallback_policy_name(FallbackPolicy p) {
+  const int i = static_cast<int>(p);
+  if (i >= 0 && i < static_cast<int>(std::size(kFallbackNames))) return kFallbackNames[i];
+  return "unknown(" + std::to_string(i) + ")";
+}
+
+std::string optimization_level_name(OptimizationLevel l) {
+  const int i = static_cast<int>(l);
+  if (i >= 0 && i < static_cast<int>(std::size(kOptimizationNames))) return kOptimizationNames[i];
+  return "unknown(" + std::to_string(i) + ")";
+}
+
+}  // namespace loom

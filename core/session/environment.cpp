@@ -1,0 +1,57 @@
+#include "loom/environment.h"
+
+#include <dlfcn.h>
+
+#include <filesystem>
+
+#include "base/logging.h"
+#include "plugin_host/plugin_registry.h"
+
+namespace loom {
+
+struct Environment::Impl {
+  Config config;
+  plugin_host::PluginRegistry registry;
+};
+
+Environment::Environment() : impl_(std::make_unique<Impl>()) {}
+Environment::~Environment() = default;
+
+std::string Environment::default_plugin_dir() {
+  // Plugins sit in <libdir>/loom/plugins next to the core library, both in
+  // the build tree (build/lib) and in an install tree.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&Environment::default_plugin_dir), &info) != 0 && info.dli_fname != nullptr) {
+    std::filesystem::path lib = std::filesystem::absolute(info.dli_fname);
+    return (lib.parent_path() / "loom" / "plugins").string();
+  }
+  return "lib/loom/plugins";
+}
+
+Expected<std::shared_ptr<Environment>> Environment::create(const Config& config) {
+  std::shared_ptr<Environment> env(new Environment());
+  env->impl_->config = config;
+  log::set_level(config.log_level);
+  // Configured directories come first so their providers shadow bundled ones.
+  for (const std::string& dir : config.plugin_dirs) {
+    Status st = env->impl_->registry.scan_directory(dir);
+    if (!st) return st.with_context("config plugin_dirs");
+  }
+  const std::string def = default_plugin_dir();
+  if (!env->impl_->registry.scan_directory(def))
+    log::logger()->warn("default plugin directory '{}' does not exist; only configured directories are scanned", def);
+  return env;
+}
+
+const Config& Environment::config() const { return impl_->config; }
+const std::vector<PluginReport>& Environment::plugin_reports() const { return impl_->registry.reports(); }
+plugin_host::PluginRegistry& Environment::registry() const { return impl_->registry; }
+
+std::vector<std::string> Environment::available_providers() const {
+  std::vector<std::string> out;
+  for (const auto& p : impl_->registry.providers())
+    if (!p.devices.empty()) out.push_back(p.name);
+  return out;
+}
+
+}  // namespace loom

@@ -1,0 +1,44 @@
+#include "session/node_evaluator.h"
+
+#include "exec/executor.h"
+#include "exec/plan_builder.h"
+#include "partition/partitioner.h"
+
+namespace loom::session {
+
+transform::NodeEvaluator make_node_evaluator(plugin_host::EpInstance& ep) {
+  return [&ep](const ir::Graph& graph, const ir::Node& node) -> Expected<std::vector<Tensor>> {
+    ir::Graph g;
+    g.name = "folding of " + node.label();
+    g.opsets = graph.opsets;
+    for (const std::string& in : node.inputs) {
+      if (in.empty() || g.initializers.count(in)) continue;
+      g.initializers[in] = graph.initializers.at(in);
+      if (const ir::ValueType* t = graph.type_of(in)) g.value_types[in] = *t;
+    }
+    ir::Node copy = node;
+    for (const std::string& out : node.outputs) {
+      if (out.empty()) continue;
+      g.outputs.push_back(out);
+      if (const ir::ValueType* t = graph.type_of(out)) g.value_types[out] = *t;
+    }
+    g.add_node(std::move(copy));
+    partition::PartitionInputs pin;
+    pin.graph = &g;
+    pin.eps = {&ep};
+    pin.priority_count = 1;
+    pin.policy = FallbackPolicy::kDeny;
+    pin.model_name = g.name;
+    LOOM_ASSIGN_OR_RETURN(partition::Assignment a, partition::partition(pin));
+    LOOM_ASSIGN_OR_RETURN(std::unique_ptr<exec::ExecutionPlan> plan, exec::build_plan(g, a, pin.eps));
+    exec::ArenaPool pool(*plan);
+    LOOM_ASSIGN_OR_RETURN(std::vector<Tensor> produced, exec::execute(*plan, pin.eps, {}, plan->outputs, pool));
+    // Map back to the node's output positions (unnamed outputs stay empty).
+    std::vector<Tensor> out;
+    size_t k = 0;
+    for (const std::string& o : node.outputs) out.push_back(o.empty() ? Tensor() : produced[k++]);
+    return out;
+  };
+}
+
+}  // namespace loom::session

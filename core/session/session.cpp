@@ -1,0 +1,235 @@
+#include "loom/session.h"
+
+#include <algorithm>
+#include <set>
+
+#include "base/logging.h"
+#include "exec/executor.h"
+#include "exec/plan_builder.h"
+#include "onnx/model_loader.h"
+#include "partition/partitioner.h"
+#include "plugin_host/plugin_registry.h"
+#include "session/node_evaluator.h"
+#include "transform/pass_manager.h"
+
+namespace loom {
+
+namespace {
+constexpr const char* kFallbackProvider = "reference";
+}
+
+struct Session::Impl {
+  std::shared_ptr<Environment> env;
+  std::string model_name;
+  std::shared_ptr<ir::Graph> graph;
+  std::vector<std::unique_ptr<plugin_host::EpInstance>> ep_storage;
+  std::vector<plugin_host::EpInstance*> eps;
+  std::unique_ptr<exec::ExecutionPlan> plan;  // destroyed before the EPs (declared after them)
+  std::unique_ptr<exec::ArenaPool> arenas;
+  PlacementReport placement;
+  std::vector<ValueInfo> inputs, outputs;
+  std::set<std::string> required_inputs;
+
+  ~Impl() {
+    arenas.reset();
+    plan.reset();
+    eps.clear();
+    ep_storage.clear();
+  }
+
+  Status create_eps(const SessionOptions& options, size_t* priority_count, int* fallback);
+  Status prepare(onnxio::LoadedModel model, const SessionOptions& options);
+  Status validate_inputs(const std::map<std::string, Tensor>& feeds) const;
+};
+
+Session::Session() : impl_(std::make_unique<Impl>()) {}
+Session::~Session() = default;
+
+Status Session::Impl::create_eps(const SessionOptions& options, size_t* priority_count, int* fallback) {
+  const Config& config = env->config();
+  auto& registry = env->registry();
+  std::vector<std::string> names = !options.providers.empty() ? options.providers : config.providers;
+  if (names.empty()) {
+    // Every available provider, the fallback last.
+    for (const std::string& n : env->available_providers())
+      if (n != kFallbackProvider) names.push_back(n);
+    names.push_back(kFallbackProvider);
+  }
+  std::set<std::string> seen;
+  for (const std::string& name : names) {
+    if (!seen.insert(name).second) return invalid_argument("provider '" + name + "' is listed twice");
+    const plugin_host::Provider* p = registry.find(name);
+    std::string why;
+    if (p == nullptr) {
+      std::string available;
+      for (const std::string& a : env->available_providers()) available += (available.empty() ? "" : ", ") + a;
+      why = "provider '" + name + "' was not found (available: " + (available.empty() ? "none" : available) + ")";
+      for (const PluginReport& r : env->plugin_reports())
+        if (!r.loaded) why += "; refused plugin " + r.path + ": " + r.refusal;
+    } else {
+      auto opts = config.provider_options.count(name) ? config.provider_options.at(name)
+                                                      : std::map<std::string, std::string>();
+      auto ep = plugin_host::EpInstance::create(*p, 0, opts);
+      if (ep) {
+        eps.push_back(ep->get());
+        ep_storage.push_back(std::move(*ep));
+        continue;
+      }
+      why = ep.status().message();
+    }
+    if (config.fallback == FallbackPolicy::kDeny) return not_found(why);
+    log::logger()->warn("{}: {}; continuing without it", model_name, why);
+  }
+  *priority_count = eps.size();
+  *fallback = -1;
+  for (size_t i = 0; i < eps.size(); ++i)
+    if (eps[i]->name() == kFallbackProvider) *fallback = static_cast<int>(i);
+  if (*fallback < 0 && config.fallback != FallbackPolicy::kDeny) {
+    if (const plugin_host::Provider* p = registry.find(kFallbackProvider)) {
+      auto ep = plugin_host::EpInstance::create(*p, 0, {});
+      if (ep) {
+        eps.push_back(ep->get());
+        ep_storage.push_back(std::move(*ep));
+        *fallback = static_cast<int>(eps.size() - 1);
+      }
+    }
+  }
+  if (eps.empty()) return not_found("no usable provider: check the plugin directories (see `loom plugins`)");
+  return Status::ok();
+}
+
+Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& options) {
+  model_name = model.source;
+  graph = model.graph;
+  size_t priority_count = 0;
+  int fallback = -1;
+  LOOM_RETURN_IF_ERROR(create_eps(options, &priority_count, &fallback));
+
+  // Inputs/outputs as declared, before transformations rename anything.
+  for (const std::string& in : graph->inputs) {
+    if (graph->is_initializer(in)) continue;
+    ValueInfo vi;
+    vi.name = in;
+    if (const ir::ValueType* t = graph->type_of(in)) {
+      vi.dtype = t->dtype;
+      vi.has_shape = t->has_shape;
+      vi.shape = t->dims;
+    }
+    inputs.push_back(vi);
+    required_inputs.insert(in);
+  }
+  for (const std::string& out : graph->outputs) {
+    ValueInfo vi;
+    vi.name = out;
+    if (const ir::ValueType* t = graph->type_of(out)) {
+      vi.dtype = t->dtype;
+      vi.has_shape = t->has_shape;
+      vi.shape = t->dims;
+    }
+    outputs.push_back(vi);
+  }
+
+  // The evaluator for constant folding runs on the first host-memory kernel EP.
+  transform::PassContext ctx;
+  ctx.model_name = model_name;
+  for (plugin_host::EpInstance* ep : eps)
+    if (ep->uses_host_memory() && !ep->kernels().empty()) {
+      ctx.evaluate = session::make_node_evaluator(*ep);
+      break;
+    }
+  LOOM_RETURN_IF_ERROR(transform::optimize(*graph, env->config().optimization_level, ctx).with_context(model_name));
+
+  partition::PartitionInputs pin;
+  pin.graph = graph.get();
+  pin.eps = eps;
+  pin.priority_count = priority_count;
+  pin.fallback = fallback;
+  pin.policy = env->config().fallback;
+  pin.model_name = model_name;
+  LOOM_ASSIGN_OR_RETURN(partition::Assignment assignment, partition::partition(pin));
+  placement = assignment.report;
+  LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps));
+  arenas = std::make_unique<exec::ArenaPool>(*plan);
+  log::logger()->debug("{}: plan\n{}", model_name, plan->to_string());
+  return Status::ok();
+}
+
+Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<Environment> env, const std::string& model_path,
+                                                   const SessionOptions& options) {
+  if (!env) return invalid_argument("Session::create: no environment");
+  LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model, onnxio::load_model_file(model_path));
+  std::unique_ptr<Session> s(new Session());
+  s->impl_->env = std::move(env);
+  LOOM_RETURN_IF_ERROR(s->impl_->prepare(std::move(model), options));
+  return s;
+}
+
+Expected<std::unique_ptr<Session>> Session::create_from_bytes(std::shared_ptr<Environment> env,
+                                                              const std::string& model_bytes,
+                                                              const SessionOptions& options) {
+  if (!env) return invalid_argument("Session::create: no environment");
+  LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model, onnxio::load_model_bytes(model_bytes, ".", "<model bytes>"));
+  std::unique_ptr<Session> s(new Session());
+  s->impl_->env = std::move(env);
+  LOOM_RETURN_IF_ERROR(s->impl_->prepare(std::move(model), options));
+  return s;
+}
+
+const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs; }
+const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs; }
+const PlacementReport& Session::placement() const { return impl_->placement; }
+int64_t Session::planned_peak_bytes() const { return impl_->plan->planned_peak_bytes(); }
+
+Status Session::Impl::validate_inputs(const std::map<std::string, Tensor>& feeds) const {
+  auto names = [&] {
+    std::string s;
+    for (const ValueInfo& v : inputs) s += (s.empty() ? "" : ", ") + v.name;
+    return s;
+  };
+  for (const auto& [name, t] : feeds) {
+    const bool overridable = graph->is_graph_input(name) && graph->is_initializer(name);
+    const ValueInfo* info = nullptr;
+    for (const ValueInfo& v : inputs)
+      if (v.name == name) info = &v;
+    if (info == nullptr && !overridable)
+      return invalid_argument(model_name + ": unknown input '" + name + "' (model inputs: " + names() + ")");
+    if (info == nullptr) continue;
+    if (info->dtype != DType::kUndefined && info->dtype != t.dtype())
+      return invalid_argument(model_name + ": input '" + name + "' must be " + dtype_name(info->dtype) + ", got " +
+                              dtype_name(t.dtype()));
+    if (info->has_shape) {
+      if (info->shape.size() != t.dims().size())
+        return invalid_argument(model_name + ": input '" + name + "' must have rank " +
+                                std::to_string(info->shape.size()) + ", got shape " + dims_string(t.dims()));
+      for (size_t i = 0; i < info->shape.size(); ++i)
+        if (info->shape[i].value >= 0 && info->shape[i].value != t.dims()[i])
+          return invalid_argument(model_name + ": input '" + name + "' dimension " + std::to_string(i) + " must be " +
+                                  std::to_string(info->shape[i].value) + ", got shape " + dims_string(t.dims()));
+    }
+  }
+  for (const std::string& r : required_inputs)
+    if (!feeds.count(r)) return invalid_argument(model_name + ": missing input '" + r + "'");
+  return Status::ok();
+}
+
+Expected<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs,
+                                           const std::vector<std::string>& output_names) const {
+  LOOM_RETURN_IF_ERROR(impl_->validate_inputs(inputs));
+  const exec::ExecutionPlan& plan = *impl_->plan;
+  std::vector<exec::SlotId> wanted;
+  if (output_names.empty()) {
+    wanted = plan.outputs;
+  } else {
+    for (const std::string& name : output_names) {
+      auto it = std::find(plan.output_names.begin(), plan.output_names.end(), name);
+      if (it == plan.output_names.end())
+        return invalid_argument(impl_->model_name + ": unknown output '" + name + "'");
+      wanted.push_back(plan.outputs[it - plan.output_names.begin()]);
+    }
+  }
+  auto result = exec::execute(plan, impl_->eps, inputs, wanted, *impl_->arenas);
+  if (!result) return result.status().with_context(impl_->model_name);
+  return result;
+}
+
+}  // namespace loom

@@ -1,0 +1,78 @@
+// Constant folding: a node whose inputs are all initializers is evaluated
+// once at session creation and its outputs become initializers.
+#include <set>
+
+#include "base/logging.h"
+#include "transform/pass.h"
+
+namespace loom::transform {
+namespace {
+
+// Ops whose result must differ from run to run, or that would be pointless
+// to fold.
+const std::set<std::string> kNeverFold = {"RandomUniform", "RandomNormal", "RandomUniformLike",
+                                          "RandomNormalLike", "Bernoulli", "Multinomial"};
+
+// Folded outputs may not grow the model beyond this (e.g. ConstantOfShape or
+// Expand of a scalar into a huge tensor).
+constexpr size_t kMaxFoldedGrowthBytes = 64u << 20;
+
+class ConstantFolding : public Pass {
+ public:
+  std::string name() const override { return "constant_folding"; }
+  OptimizationLevel level() const override { return OptimizationLevel::kBasic; }
+
+  Status run(ir::Graph& graph, PassContext& ctx, bool* changed) override {
+    if (!ctx.evaluate) return Status::ok();
+    LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph.topological_order());
+    std::set<ir::NodeId> folded;
+    for (ir::Node* n : order) {
+      if (!foldable(graph, *n)) continue;
+      auto outputs = ctx.evaluate(graph, *n);
+      if (!outputs) {
+        // Not fatal: the node runs at run time and reports its error then.
+        log::logger()->debug("{}: not folding node {}: {}", ctx.model_name, n->label(), outputs.status().message());
+        continue;
+      }
+      size_t bytes = 0;
+      for (const Tensor& t : *outputs) bytes += t.byte_size();
+      if (bytes > kMaxFoldedGrowthBytes) continue;
+      for (size_t i = 0; i < n->outputs.size() && i < outputs->size(); ++i) {
+        const std::string& o = n->outputs[i];
+        if (o.empty()) continue;
+        const Tensor& t = (*outputs)[i];
+        ir::ValueType vt;
+        vt.dtype = t.dtype();
+        vt.has_shape = true;
+        for (int64_t d : t.dims()) vt.dims.push_back(DimInfo{d, ""});
+        graph.value_types[o] = vt;
+        graph.initializers[o] = t;
+      }
+      folded.insert(n->id);
+    }
+    if (!folded.empty()) {
+      graph.remove_nodes(folded);
+      *changed = true;
+    }
+    return Status::ok();
+  }
+
+ private:
+  static bool foldable(const ir::Graph& graph, const ir::Node& n) {
+    if (kNeverFold.count(n.op_type) || n.outputs.empty()) return false;
+    for (const ir::Attribute& a : n.attributes)
+      if (a.graph || !a.graphs.empty()) return false;
+    for (const std::string& in : n.inputs)
+      if (!in.empty() && !graph.is_initializer(in)) return false;
+    // A graph input that is also an initializer may be overridden at run time.
+    for (const std::string& in : n.inputs)
+      if (!in.empty() && graph.is_graph_input(in)) return false;
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_constant_folding() { return std::make_unique<ConstantFolding>(); }
+
+}  // namespace loom::transform

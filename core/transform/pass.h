@@ -1,0 +1,39 @@
+// Graph transformation passes and the context they run in. Passes are grouped
+// in levels (see loom::OptimizationLevel); a session runs every pass of each
+// enabled level, in order, until a round changes nothing.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "loom/config.h"
+
+namespace loom::transform {
+
+// Evaluates one node on host tensors through a loaded CPU plugin (the core
+// has no kernels). Returns the node's outputs in order (empty Tensor for
+// unnamed outputs).
+using NodeEvaluator = std::function<Expected<std::vector<Tensor>>(const ir::Graph& graph, const ir::Node& node)>;
+
+struct PassContext {
+  NodeEvaluator evaluate;  // may be empty: passes that need it then do nothing
+  std::string model_name;
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual std::string name() const = 0;
+  virtual OptimizationLevel level() const = 0;
+  // Sets *changed when the graph was modified. An error leaves the graph valid.
+  virtual Status run(ir::Graph& graph, PassContext& ctx, bool* changed) = 0;
+};
+
+std::unique_ptr<Pass> make_constant_folding();
+std::unique_ptr<Pass> make_identity_elimination();
+std::unique_ptr<Pass> make_dead_code_elimination();
+
+}  // namespace loom::transform
