@@ -1,0 +1,351 @@
+// Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv. Forward
+// convolutions lower each image and group with im2col and multiply with the
+// shared GEMM; ConvTranspose multiplies first and scatters with col2im.
+#include <cmath>
+#include <vector>
+
+#include "common/dispatch.h"
+#include "common/nn_quant.h"
+#include "common/nn_window.h"
+#include "kernel_families.h"
+#include "kernels/nn_internal.h"
+
+namespace loom::reference {
+namespace {
+
+using sdk::ConstTensor;
+using sdk::KernelContext;
+
+// Shapes of a forward convolution X[N, C, in...] * W[M, C/group, k...].
+struct ConvProblem {
+  int64_t n = 0, c = 0, m = 0, group = 1;
+  WindowGeometry g;
+  Shape out_shape;  // [N, M, out...]
+};
+
+ConvProblem conv_problem(const Shape& xs, const Shape& ws, int64_t group, const WindowAttrs& attrs,
+                         const std::string& op) {
+  if (xs.size() < 3) sdk::fail_invalid(op + ": input X must have rank >= 3, got " + shape_string(xs));
+  if (ws.size() != xs.size())
+    sdk::fail_invalid(op + ": W " + shape_string(ws) + " and X " + shape_string(xs) + " ranks differ");
+  if (group <= 0) sdk::fail_invalid(op + ": group must be positive");
+  ConvProblem p;
+  p.n = xs[0];
+  p.c = xs[1];
+  p.m = ws[0];
+  p.group = group;
+  if (p.c != ws[1] * group)
+    sdk::fail_invalid(op + ": X has " + std::to_string(p.c) + " channels but W " + shape_string(ws) +
+                      " with group " + std::to_string(group) + " expects " + std::to_string(ws[1] * group));
+  if (p.m % group != 0)
+    sdk::fail_invalid(op + ": output channels " + std::to_string(p.m) + " not divisible by group");
+  const Shape kernel(ws.begin() + 2, ws.end());
+  if (!attrs.kernel.empty() && attrs.kernel != kernel)
+    sdk::fail_invalid(op + ": kernel_shape attribute disagrees with W " + shape_string(ws));
+  p.g = resolve_window(attrs, Shape(xs.begin() + 2, xs.end()), kernel, op);
+  p.out_shape = {p.n, p.m};
+  p.out_shape.insert(p.out_shape.end(), p.g.out.begin(), p.g.out.end());
+  return p;
+}
+
+bool is_pointwise(const WindowGeometry& g) {
+  for (size_t d = 0; d < g.rank(); ++d)
+    if (g.kernel[d] != 1 || g.strides[d] != 1 || g.pad_begin[d] != 0 || g.pad_end[d] != 0) return false;
+  return true;
+}
+
+// y[N, M, out...] = conv(x, w) without bias, in accumulator type A. Padding
+// reads zero (integer callers subtract zero points beforehand).
+template <class A>
+void conv_forward(const ConvProblem& p, const A* x, const A* w, A* y) {
+  const int64_t cg = p.c / p.group, mg = p.m / p.group;
+  const int64_t ks = p.g.kernel_size(), os = p.g.out_size(), is = p.g.in_size();
+  const int64_t rows = cg * ks;
+  if (os == 0 || p.m == 0 || p.n == 0) return;
+  const bool pointwise = is_pointwise(p.g);
+  std::vector<A> col(pointwise ? 0 : static_cast<size_t>(rows * os));
+  for (int64_t n = 0; n < p.n; ++n) {
+    for (int64_t gi = 0; gi < p.group; ++gi) {
+      const A* xg = x + (n * p.c + gi * cg) * is;
+      const A* b = xg;
+      if (!pointwise) {
+        im2col(xg, cg, p.g, A(0), col.data());
+        b = col.data();
+      }
+      A* yg = y + (n * p.m + gi * mg) * os;
+      if (rows == 0) {
+        std::fill(yg, yg + mg * os, A(0));
+        continue;
+      }
+      nn_gemm<A>(false, false, mg, os, rows, A(1), w + gi * mg * rows, rows, b, os, A(0), yg, os);
+    }
+  }
+}
+
+template <class A, class T>
+std::vector<A> to_vector(const T* p, int64_t n) {
+  std::vector<A> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<A>(static_cast<compute_t<T>>(p[i]));
+  return v;
+}
+
+class Conv {
+ public:
+  explicit Conv(const sdk::Node& n) : attrs_(n, "Conv"), group_(n.attr_int("group", 1)) {}
+
+  void compute(KernelContext& ctx) const {
+    const ConstTensor x = ctx.required_input(0), w = ctx.required_input(1), b = ctx.input(2);
+    if (x.dtype() != w.dtype()) sdk::fail_invalid("Conv: X and W element types differ");
+    const ConvProblem p = conv_problem(x.shape(), w.shape(), group_, attrs_, "Conv");
+    if (b.exists() && b.size() != p.m)
+      sdk::fail_invalid("Conv: B has " + std::to_string(b.size()) + " elements, expected " + std::to_string(p.m));
+    dispatch<TypeList<float, double, Float16, BFloat16>>(x.dtype(), "Conv", [&](auto tag) {
+      using T = decltype(tag);
+      using A = compute_t<T>;
+      sdk::Tensor yt = ctx.output(0, p.out_shape, x.dtype());
+      const int64_t ny = element_count(p.out_shape);
+      if (ny == 0) return;
+      T* y = yt.template mutable_data<T>();
+      const int64_t os = p.g.out_size();
+      auto add_bias = [&](A* ya) {
+        if (!b.exists()) return;
+        const T* pb = b.template data<T>();
+        for (int64_t n = 0; n < p.n; ++n)
+          for (int64_t m = 0; m < p.m; ++m) {
+            const A bv = static_cast<A>(pb[m]);
+            A* row = ya + (n * p.m + m) * os;
+            for (int64_t i = 0; i < os; ++i) row[i] += bv;
+          }
+      };
+      if constexpr (std::is_same_v<T, A>) {
+        conv_forward<A>(p, x.template data<T>(), w.template data<T>(), y);
+        add_bias(y);
+      } else {
+        const std::vector<A> xa = to_vector<A>(x.template data<T>(), x.size());
+        const std::vector<A> wa = to_vector<A>(w.template data<T>(), w.size());
+        std::vector<A> ya(static_cast<size_t>(ny));
+        conv_forward<A>(p, xa.data(), wa.data(), ya.data());
+        add_bias(ya.data());
+        for (int64_t i = 0; i < ny; ++i) y[i] = static_cast<T>(ya[i]);
+      }
+    });
+  }
+
+ private:
+  WindowAttrs attrs_;
+  int64_t group_;
+};
+
+// Integer convolution core shared by ConvInteger and QLinearConv: returns the
+// int32 accumulators of (x - x_zero) * (w - w_zero[m]).
+std::vector<int32_t> integer_conv(const ConvProblem& p, const ConstTensor& x, int32_t x_zero,
+                                  const ConstTensor& w, const QuantParams& wq, const std::string& op) {
+  std::vector<int32_t> xi(static_cast<size_t>(x.size())), wi(static_cast<size_t>(w.size()));
+  dispatch<TypeList<uint8_t, int8_t>>(x.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.template data<T>();
+    for (size_t i = 0; i < xi.size(); ++i) xi[i] = static_cast<int32_t>(px[i]) - x_zero;
+  });
+  const int64_t per_m = p.m == 0 ? 0 : w.size() / p.m;
+  dispatch<TypeList<uint8_t, int8_t>>(w.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const T* pw = w.template data<T>();
+    for (size_t i = 0; i < wi.size(); ++i)
+      wi[i] = static_cast<int32_t>(pw[i]) - wq.zero_at(static_cast<int64_t>(i) / per_m);
+  });
+  std::vector<int32_t> acc(static_cast<size_t>(element_count(p.out_shape)));
+  conv_forward<int32_t>(p, xi.data(), wi.data(), acc.data());
+  return acc;
+}
+
+class ConvInteger {
+ public:
+  explicit ConvInteger(const sdk::Node& n) : attrs_(n, "ConvInteger"), group_(n.attr_int("group", 1)) {}
+
+  void compute(KernelContext& ctx) const {
+    const ConstTensor x = ctx.required_input(0), w = ctx.required_input(1);
+    const ConvProblem p = conv_problem(x.shape(), w.shape(), group_, attrs_, "ConvInteger");
+    const QuantParams xq = read_quant_params(ConstTensor(), ctx.input(2), 1, "ConvInteger x_zero_point");
+    const QuantParams wq = read_quant_params(ConstTensor(), ctx.input(3), p.m, "ConvInteger w_zero_point");
+    const std::vector<int32_t> acc = integer_conv(p, x, xq.zero_at(0), w, wq, "ConvInteger");
+    sdk::Tensor y = ctx.output(0, p.out_shape, LOOM_DTYPE_INT32);
+    if (!acc.empty()) std::copy(acc.begin(), acc.end(), y.mutable_data<int32_t>());
+  }
+
+ private:
+  WindowAttrs attrs_;
+  int64_t group_;
+};
+
+class QLinearConv {
+ public:
+  explicit QLinearConv(const sdk::Node& n) : attrs_(n, "QLinearConv"), group_(n.attr_int("group", 1)) {}
+
+  void compute(KernelContext& ctx) const {
+    const ConstTensor x = ctx.required_input(0), w = ctx.required_input(3), b = ctx.input(8);
+    const ConstTensor y_zero = ctx.required_input(7);
+    const ConvProblem p = conv_problem(x.shape(), w.shape(), group_, attrs_, "QLinearConv");
+    const QuantParams xq = read_quant_params(ctx.required_input(1), ctx.required_input(2), 1, "QLinearConv x");
+    const QuantParams wq = read_quant_params(ctx.required_input(4), ctx.required_input(5), p.m, "QLinearConv w");
+    const QuantParams yq = read_quant_params(ctx.required_input(6), y_zero, 1, "QLinearConv y");
+    if (b.exists() && (b.dtype() != LOOM_DTYPE_INT32 || b.size() != p.m))
+      sdk::fail_invalid("QLinearConv: B must be int32 with " + std::to_string(p.m) + " elements");
+    const std::vector<int32_t> acc = integer_conv(p, x, xq.zero_at(0), w, wq, "QLinearConv");
+    const int64_t os = p.g.out_size();
+    dispatch<TypeList<uint8_t, int8_t>>(y_zero.dtype(), "QLinearConv", [&](auto tag) {
+      using Q = decltype(tag);
+      sdk::Tensor yt = ctx.output(0, p.out_shape, y_zero.dtype());
+      if (acc.empty()) return;
+      Q* y = yt.template mutable_data<Q>();
+      const int32_t* pb = b.exists() ? b.data<int32_t>() : nullptr;
+      for (int64_t n = 0; n < p.n; ++n)
+        for (int64_t m = 0; m < p.m; ++m) {
+          const float scale = xq.scale_at(0) * wq.scale_at(m) / yq.scale_at(0);
+          const int32_t bias = pb ? pb[m] : 0;
+          const int64_t base = (n * p.m + m) * os;
+          for (int64_t i = 0; i < os; ++i)
+            y[base + i] = quantize_round<Q>(static_cast<float>(acc[base + i] + bias) * scale, yq.zero_at(0));
+        }
+    });
+  }
+
+ private:
+  WindowAttrs attrs_;
+  int64_t group_;
+};
+
+int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
+
+class ConvTranspose {
+ public:
+  explicit ConvTranspose(const sdk::Node& n)
+      : attrs_(n, "ConvTranspose"),
+        group_(n.attr_int("group", 1)),
+        output_padding_(n.attr_ints("output_padding")),
+        output_shape_(n.attr_ints("output_shape")) {}
+
+  void compute(KernelContext& ctx) const {
+    const std::string op = "ConvTranspose";
+    const ConstTensor x = ctx.required_input(0), w = ctx.required_input(1), b = ctx.input(2);
+    if (x.dtype() != w.dtype()) sdk::fail_invalid(op + ": X and W element types differ");
+    const Shape xs = x.shape(), ws = w.shape();
+    if (xs.size() < 3 || ws.size() != xs.size())
+      sdk::fail_invalid(op + ": X " + shape_string(xs) + " and W " + shape_string(ws) + " must have equal rank >= 3");
+    const size_t r = xs.size() - 2;
+    const int64_t n_batch = xs[0], c = xs[1], group = group_;
+    if (group <= 0 || c != ws[0] || c % group != 0)
+      sdk::fail_invalid(op + ": X channels " + std::to_string(c) + " must equal W dim 0 " + std::to_string(ws[0]) +
+                        " and be divisible by group " + std::to_string(group));
+    const int64_t mg = ws[1], m = mg * group, cg = c / group;
+    if (b.exists() && b.size() != m)
+      sdk::fail_invalid(op + ": B has " + std::to_string(b.size()) + " elements, expected " + std::to_string(m));
+
+    // Geometry seen from the adjoint forward conv: `in` is Y's spatial shape
+    // and `out` is X's.
+    WindowGeometry g;
+    g.kernel.assign(ws.begin() + 2, ws.end());
+    if (!attrs_.kernel.empty() && attrs_.kernel != g.kernel)
+      sdk::fail_invalid(op + ": kernel_shape attribute disagrees with W " + shape_string(ws));
+    g.out.assign(xs.begin() + 2, xs.end());
+    g.strides = attrs_.strides.empty() ? Shape(r, 1) : attrs_.strides;
+    g.dilations = attrs_.dilations.empty() ? Shape(r, 1) : attrs_.dilations;
+    const Shape out_pad = output_padding_.empty() ? Shape(r, 0) : output_padding_;
+    Shape pads = attrs_.pads.empty() ? Shape(2 * r, 0) : attrs_.pads;
+    Shape oshape = output_shape_;
+    if (oshape.size() == r + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
+    if (g.strides.size() != r || g.dilations.size() != r || out_pad.size() != r || pads.size() != 2 * r ||
+        (!oshape.empty() && oshape.size() != r))
+      sdk::fail_invalid(op + ": strides, dilations, output_padding, pads or output_shape have the wrong length");
+    g.in.assign(r, 0);
+    g.pad_begin.assign(r, 0);
+    g.pad_end.assign(r, 0);
+    for (size_t d = 0; d < r; ++d) {
+      if (g.strides[d] <= 0 || g.dilations[d] <= 0 || g.kernel[d] <= 0)
+        sdk::fail_invalid(op + ": kernel, strides and dilations must be positive");
+      const int64_t full = g.strides[d] * (g.out[d] - 1) + out_pad[d] + (g.kernel[d] - 1) * g.dilations[d] + 1;
+      const bool same = attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower;
+      if (!oshape.empty() || same) {
+        const int64_t target = !oshape.empty() ? oshape[d] : g.out[d] * g.strides[d];
+        const int64_t total = full - target;
+        // Split as the ONNX reference does, with floor division.
+        if (attrs_.auto_pad == AutoPad::kSameUpper) {
+          g.pad_begin[d] = floor_div2(total);
+          g.pad_end[d] = total - g.pad_begin[d];
+        } else {
+          g.pad_end[d] = floor_div2(total);
+          g.pad_begin[d] = total - g.pad_end[d];
+        }
+        g.in[d] = target;
+      } else if (attrs_.auto_pad == AutoPad::kValid) {
+        g.in[d] = full;
+      } else {
+        g.pad_begin[d] = pads[d];
+        g.pad_end[d] = pads[d + r];
+        g.in[d] = full - pads[d] - pads[d + r];
+      }
+      if (g.in[d] < 0) sdk::fail_invalid(op + ": computed output size is negative");
+    }
+    Shape out_shape = {n_batch, m};
+    out_shape.insert(out_shape.end(), g.in.begin(), g.in.end());
+
+    dispatch<TypeList<float, double, Float16, BFloat16>>(x.dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      using A = compute_t<T>;
+      sdk::Tensor yt = ctx.output(0, out_shape, x.dtype());
+      const int64_t ny = element_count(out_shape);
+      if (ny == 0) return;
+      std::vector<A> xa, wa;
+      const A* px;
+      const A* pw;
+      if constexpr (std::is_same_v<T, A>) {
+        px = x.template data<T>();
+        pw = w.template data<T>();
+      } else {
+        xa = to_vector<A>(x.template data<T>(), x.size());
+        wa = to_vector<A>(w.template data<T>(), w.size());
+        px = xa.data();
+        pw = wa.data();
+      }
+      std::vector<A> ya(static_cast<size_t>(ny), A(0));
+      const int64_t ks = g.kernel_size(), xsz = g.out_size(), ysz = g.in_size();
+      std::vector<A> col(static_cast<size_t>(mg * ks * xsz));
+      for (int64_t n = 0; n < n_batch; ++n)
+        for (int64_t gi = 0; gi < group; ++gi) {
+          // col[mg*ks, xsz] = W_g^T[mg*ks, cg] * X_g[cg, xsz]
+          if (xsz == 0) continue;
+          if (cg == 0) std::fill(col.begin(), col.end(), A(0));
+          else
+            nn_gemm<A>(true, false, mg * ks, xsz, cg, A(1), pw + gi * cg * mg * ks, mg * ks,
+                       px + (n * c + gi * cg) * xsz, xsz, A(0), col.data(), xsz);
+          col2im_add(col.data(), mg, g, ya.data() + (n * m + gi * mg) * ysz);
+        }
+      if (b.exists()) {
+        const T* pb = b.template data<T>();
+        for (int64_t n = 0; n < n_batch; ++n)
+          for (int64_t mi = 0; mi < m; ++mi) {
+            const A bv = static_cast<A>(pb[mi]);
+            A* row = ya.data() + (n * m + mi) * ysz;
+            for (int64_t i = 0; i < ysz; ++i) row[i] += bv;
+          }
+      }
+      T* y = yt.template mutable_data<T>();
+      for (int64_t i = 0; i < ny; ++i) y[i] = static_cast<T>(ya[i]);
+    });
+  }
+
+ private:
+  WindowAttrs attrs_;
+  int64_t group_;
+  Shape output_padding_, output_shape_;
+};
+
+}  // namespace
+
+void register_nn_conv_kernels(sdk::KernelRegistry& r) {
+  r.add_class<Conv>("", "Conv", 1, LOOM_OPSET_OPEN_END);
+  r.add_class<ConvTranspose>("", "ConvTranspose", 1, LOOM_OPSET_OPEN_END);
+  r.add_class<ConvInteger>("", "ConvInteger", 10, LOOM_OPSET_OPEN_END);
+  r.add_class<QLinearConv>("", "QLinearConv", 10, LOOM_OPSET_OPEN_END);
+}
+
+}  // namespace loom::reference

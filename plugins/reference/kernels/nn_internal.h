@@ -1,0 +1,27 @@
+// Internal interface of the reference EP's neural-network family: the
+// registration functions of its files (called from register_nn_kernels in
+// nn.cpp) and the shared row-major GEMM used by Conv, MatMul and Gemm.
+#pragma once
+
+#include <cstdint>
+
+#include "loom/sdk.h"
+
+namespace loom::reference {
+
+void register_nn_conv_kernels(sdk::KernelRegistry& r);     // Conv, ConvTranspose, ConvInteger, QLinearConv
+void register_nn_pool_kernels(sdk::KernelRegistry& r);     // Max/Average/Lp/Global pooling, MaxUnpool
+void register_nn_matmul_kernels(sdk::KernelRegistry& r);   // MatMul, Gemm, MatMulInteger, QLinearMatMul
+void register_nn_quant_kernels(sdk::KernelRegistry& r);    // (De)QuantizeLinear, DynamicQuantizeLinear
+void register_nn_spatial_kernels(sdk::KernelRegistry& r);  // GridSample, RoiAlign, NonMaxSuppression
+void register_nn_rnn_kernels(sdk::KernelRegistry& r);      // RNN, GRU, LSTM
+
+// C[M,N] = alpha * op(A) * op(B) + beta * C, all row-major with leading
+// dimensions lda/ldb/ldc (elements). op(A) is [M,K], op(B) is [K,N]. With
+// beta == 0, C is not read (it may hold garbage). Instantiated in
+// nn_gemm.cpp for float, double, int32_t, int64_t, uint32_t, uint64_t.
+template <class T>
+void nn_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+             int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
+
+}  // namespace loom::reference

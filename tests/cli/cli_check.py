@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""CLI smoke checks for the `loom` command line, driven by ctest.
+
+  cli_check.py expect --exit N [--stdout RE] [--stderr RE] [--one-line] [--quiet-stdout] -- CMD...
+      Runs CMD; checks its exit code, that stdout / stderr match the regexes
+      (re.search), that stderr is exactly one line (--one-line) and that stdout
+      is empty (--quiet-stdout).
+  cli_check.py bad-model --loom L --kind truncated|not-onnx|missing --from M --workdir W
+      Makes a broken model from M, runs `loom run` on it and expects exit 1 with
+      one line on stderr that starts with "loom run: " and names the file.
+  cli_check.py compare --loom L --case DIR --workdir W
+      Runs an ONNX backend test case (first data set) with --save-outputs and
+      compares the saved outputs with output_*.pb (needs onnx and numpy; exits
+      77 = skipped when they are missing).
+Exit 0 on success, 1 with a reason on stderr otherwise.
+"""
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+SKIP = 77
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, timeout=120):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail(f"timed out after {timeout}s: {' '.join(cmd)}")
+
+
+def show(p):
+    return f"exit {p.returncode}\n--- stdout ---\n{p.stdout}--- stderr ---\n{p.stderr}"
+
+
+def check_one_line_failure(p, prefix, must_mention):
+    if p.returncode != 1:
+        fail(f"expected exit 1, got:\n{show(p)}")
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    if len(lines) != 1:
+        fail(f"expected exactly one line on stderr, got {len(lines)}:\n{show(p)}")
+    if not lines[0].startswith(prefix):
+        fail(f"stderr line does not start with '{prefix}':\n{show(p)}")
+    for m in must_mention:
+        if m not in lines[0]:
+            fail(f"stderr line does not mention '{m}':\n{show(p)}")
+
+
+def cmd_expect(args):
+    p = run(args.cmd)
+    if p.returncode != args.exit:
+        fail(f"expected exit {args.exit}:\n{show(p)}")
+    if args.stdout and not re.search(args.stdout, p.stdout, re.M):
+        fail(f"stdout does not match /{args.stdout}/:\n{show(p)}")
+    if args.stderr and not re.search(args.stderr, p.stderr, re.M):
+        fail(f"stderr does not match /{args.stderr}/:\n{show(p)}")
+    if args.one_line and len([l for l in p.stderr.splitlines() if l.strip()]) != 1:
+        fail(f"expected exactly one line on stderr:\n{show(p)}")
+    if args.quiet_stdout and p.stdout:
+        fail(f"expected nothing on stdout:\n{show(p)}")
+
+
+def cmd_bad_model(args):
+    os.makedirs(args.workdir, exist_ok=True)
+    data = open(args.source, "rb").read()
+    if args.kind == "truncated":
+        path = os.path.join(args.workdir, "truncated.onnx")
+        open(path, "wb").write(data[: len(data) // 2])
+    elif args.kind == "not-onnx":
+        path = os.path.join(args.workdir, "not_onnx.onnx")
+        open(path, "wb").write(b"#!/bin/sh\necho this is a shell script, not an ONNX model\n")
+    else:
+        path = os.path.join(args.workdir, "does_not_exist.onnx")
+        if os.path.exists(path):
+            os.remove(path)
+    p = run([args.loom, "run", "--model", path])
+    check_one_line_failure(p, "loom run: ", [os.path.basename(path)])
+
+
+def cmd_compare(args):
+    try:
+        import numpy as np
+        from onnx import TensorProto, numpy_helper
+    except ImportError as e:
+        print(f"skipped: {e}", file=sys.stderr)
+        sys.exit(SKIP)
+    import onnx
+
+    model_path = os.path.join(args.case, "model.onnx")
+    model = onnx.load(model_path, load_external_data=False)
+    init_names = {i.name for i in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in init_names]
+    data_set = sorted(glob.glob(os.path.join(args.case, "test_data_set_*")))[0]
+    in_files = sorted(glob.glob(os.path.join(data_set, "input_*.pb")))
+    out_files = sorted(glob.glob(os.path.join(data_set, "output_*.pb")))
+
+    out_dir = os.path.join(args.workdir, "outputs")
+    shutil.rmtree(out_dir, ignore_errors=True)  # --save-outputs must create it
+    cmd = [args.loom, "run", "--model", model_path, "--save-outputs", out_dir, "--quiet"]
+    for info, f in zip(inputs, in_files):
+        cmd += ["--input", f"{info.name}={f}"]
+    p = run(cmd)
+    if p.returncode != 0:
+        fail(f"loom run failed:\n{show(p)}")
+    if p.stdout:
+        fail(f"--quiet printed on stdout:\n{show(p)}")
+    for info, f in zip(model.graph.output, out_files):
+        expected_proto = TensorProto()
+        expected_proto.ParseFromString(open(f, "rb").read())
+        expected = numpy_helper.to_array(expected_proto)
+        saved = os.path.join(out_dir, info.name + ".pb")
+        if not os.path.exists(saved):
+            fail(f"output '{info.name}' not saved at {saved}")
+        actual_proto = TensorProto()
+        actual_proto.ParseFromString(open(saved, "rb").read())
+        if actual_proto.name != info.name:
+            fail(f"saved TensorProto is named '{actual_proto.name}', expected '{info.name}'")
+        actual = numpy_helper.to_array(actual_proto)
+        if actual.dtype != expected.dtype or actual.shape != expected.shape:
+            fail(f"output '{info.name}': {actual.dtype}{actual.shape} != expected {expected.dtype}{expected.shape}")
+        if not np.allclose(actual, expected, rtol=1e-3, atol=1e-7, equal_nan=True):
+            fail(f"output '{info.name}': values differ (max abs diff {np.abs(actual - expected).max()})")
+    print(f"{len(out_files)} output(s) match")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="mode", required=True)
+    e = sub.add_parser("expect")
+    e.add_argument("--exit", type=int, required=True)
+    e.add_argument("--stdout")
+    e.add_argument("--stderr")
+    e.add_argument("--one-line", action="store_true")
+    e.add_argument("--quiet-stdout", action="store_true")
+    e.add_argument("cmd", nargs=argparse.REMAINDER)
+    b = sub.add_parser("bad-model")
+    b.add_argument("--loom", required=True)
+    b.add_argument("--kind", choices=["truncated", "not-onnx", "missing"], required=True)
+    b.add_argument("--from", dest="source", required=True)
+    b.add_argument("--workdir", required=True)
+    c = sub.add_parser("compare")
+    c.add_argument("--loom", required=True)
+    c.add_argument("--case", required=True)
+    c.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+    if args.mode == "expect":
+        if args.cmd and args.cmd[0] == "--":
+            args.cmd = args.cmd[1:]
+        if not args.cmd:
+            ap.error("expect needs a command after --")
+        cmd_expect(args)
+    elif args.mode == "bad-model":
+        cmd_bad_model(args)
+    else:
+        cmd_compare(args)
+
+
+if __name__ == "__main__":
+    main()

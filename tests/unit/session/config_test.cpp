@@ -1,0 +1,250 @@
+#include "loom/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+namespace loom {
+namespace {
+
+// Sets (or unsets) an environment variable for one test and restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// Clears every override so that the host environment cannot leak in.
+struct CleanEnv {
+  ScopedEnv a{"LOOM_PLUGIN_PATH", nullptr};
+  ScopedEnv b{"LOOM_PROVIDERS", nullptr};
+  ScopedEnv c{"LOOM_LOG_LEVEL", nullptr};
+};
+
+std::string error_of(const std::string& json) {
+  auto c = Config::from_json_string(json, "config.json");
+  EXPECT_FALSE(c.has_value()) << json;
+  return c.has_value() ? "" : c.status().message();
+}
+
+TEST(ConfigTest, DefaultsFromEmptyObject) {
+  auto c = Config::from_json_string("{}");
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_TRUE(c->plugin_dirs.empty());
+  EXPECT_TRUE(c->providers.empty());
+  EXPECT_EQ(c->fallback, FallbackPolicy::kAllow);
+  EXPECT_EQ(c->optimization_level, OptimizationLevel::kBasic);
+  EXPECT_EQ(c->intra_op_threads, 0);
+  EXPECT_EQ(c->inter_op_threads, 0);
+  EXPECT_EQ(c->log_level, "warn");
+}
+
+TEST(ConfigTest, ReadsEveryKey) {
+  auto c = Config::from_json_string(R"({
+    "plugin_dirs": ["/opt/a", "b"],
+    "providers": ["cpu_onednn", "reference"],
+    "provider_options": {"cpu_onednn": {"threads": "4", "mode": "fast"}, "reference": {}},
+    "fallback": "deny",
+    "optimization_level": "layout",
+    "threads": {"intra_op": 8, "inter_op": 2},
+    "log_level": "debug"
+  })");
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_EQ(c->plugin_dirs, (std::vector<std::string>{"/opt/a", "b"}));
+  EXPECT_EQ(c->providers, (std::vector<std::string>{"cpu_onednn", "reference"}));
+  EXPECT_EQ(c->provider_options.at("cpu_onednn").at("threads"), "4");
+  EXPECT_EQ(c->provider_options.at("cpu_onednn").at("mode"), "fast");
+  EXPECT_TRUE(c->provider_options.at("reference").empty());
+  EXPECT_EQ(c->fallback, FallbackPolicy::kDeny);
+  EXPECT_EQ(c->optimization_level, OptimizationLevel::kLayout);
+  EXPECT_EQ(c->intra_op_threads, 8);
+  EXPECT_EQ(c->inter_op_threads, 2);
+  EXPECT_EQ(c->log_level, "debug");
+}
+
+TEST(ConfigTest, EnumNames) {
+  for (const char* name : {"allow", "warn", "deny"}) {
+    auto c = Config::from_json_string(std::string(R"({"fallback": ")") + name + "\"}");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(fallback_policy_name(c->fallback), name);
+  }
+  for (const char* name : {"disabled", "basic", "extended", "layout", "all"}) {
+    auto c = Config::from_json_string(std::string(R"({"optimization_level": ")") + name + "\"}");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(optimization_level_name(c->optimization_level), name);
+  }
+}
+
+TEST(ConfigTest, UnknownKeysNameTheirPath) {
+  EXPECT_EQ(error_of(R"({"provider": ["x"]})"), "config.json: unknown key 'provider'");
+  EXPECT_EQ(error_of(R"({"threads": {"intra": 1}})"), "config.json: unknown key 'threads.intra'");
+}
+
+TEST(ConfigTest, WrongTypesNameTheirPath) {
+  EXPECT_EQ(error_of(R"({"threads": {"intra_op": "x"}})"),
+            "config.json: threads.intra_op: expected a non-negative integer, got \"x\"");
+  EXPECT_EQ(error_of(R"({"threads": {"inter_op": -1}})"),
+            "config.json: threads.inter_op: expected a non-negative integer, got -1");
+  EXPECT_EQ(error_of(R"({"threads": {"inter_op": 1.5}})"),
+            "config.json: threads.inter_op: expected a non-negative integer, got 1.5");
+  EXPECT_EQ(error_of(R"({"threads": {"inter_op": true}})"),
+            "config.json: threads.inter_op: expected a non-negative integer, got true");
+  EXPECT_EQ(error_of(R"({"threads": {"inter_op": 99999999999}})"),
+            "config.json: threads.inter_op: expected a non-negative integer, got 99999999999");
+  EXPECT_EQ(error_of(R"({"providers": ["a", 3]})"), "config.json: providers[1]: expected a string, got 3");
+  EXPECT_EQ(error_of(R"({"providers": "a"})"), "config.json: providers: expected an array of strings, got \"a\"");
+  EXPECT_EQ(error_of(R"({"plugin_dirs": [""]})"), "config.json: plugin_dirs[0]: expected a non-empty string");
+  EXPECT_EQ(error_of(R"({"provider_options": {"cuda": {"device_id": 0}}})"),
+            "config.json: provider_options.cuda.device_id: expected a string, got 0");
+  EXPECT_EQ(error_of(R"({"provider_options": {"cuda": "x"}})"),
+            "config.json: provider_options.cuda: expected an object of string options, got \"x\"");
+  EXPECT_EQ(error_of(R"({"threads": 4})").rfind("config.json: threads: expected an object", 0), 0u);
+  EXPECT_EQ(error_of(R"([1, 2])"), "config.json: expected a JSON object at top level, got [1,2]");
+}
+
+TEST(ConfigTest, BadEnumValuesListTheChoices) {
+  EXPECT_EQ(error_of(R"({"fallback": "maybe"})"),
+            "config.json: fallback: expected one of \"allow\", \"warn\", \"deny\", got \"maybe\"");
+  EXPECT_NE(error_of(R"({"optimization_level": 2})").find("optimization_level: expected one of"), std::string::npos);
+  EXPECT_NE(error_of(R"({"log_level": "verbose"})").find("log_level: expected one of"), std::string::npos);
+}
+
+TEST(ConfigTest, InvalidJsonReportsLineAndColumn) {
+  const std::string e = error_of("{\n  \"providers\": [\"a\",]\n}");
+  EXPECT_EQ(e.rfind("config.json: invalid JSON: ", 0), 0u) << e;
+  EXPECT_NE(e.find("line 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("column"), std::string::npos) << e;
+  EXPECT_EQ(e.find("[json.exception"), std::string::npos) << e;
+  EXPECT_FALSE(Config::from_json_string(""));
+}
+
+TEST(ConfigTest, FromFileNamesThePath) {
+  const std::string dir = testing::TempDir() + "/loom_config_test";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/bad.json";
+  std::ofstream(path) << R"({"threads": {"intra_op": "x"}})";
+  auto c = Config::from_json_file(path);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.status().message(), path + ": threads.intra_op: expected a non-negative integer, got \"x\"");
+
+  const std::string good = dir + "/good.json";
+  std::ofstream(good) << R"({"providers": ["reference"]})";
+  auto g = Config::from_json_file(good);
+  ASSERT_TRUE(g) << g.status().message();
+  EXPECT_EQ(g->providers, std::vector<std::string>{"reference"});
+
+  auto missing = Config::from_json_file(dir + "/missing.json");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.status().message().find("missing.json"), std::string::npos);
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+}
+
+TEST(ConfigTest, PluginPathIsPrependedInOrder) {
+  CleanEnv clean;
+  ScopedEnv env("LOOM_PLUGIN_PATH", "/env/one::/env/two:/cfg/b");
+  Config c;
+  c.plugin_dirs = {"/cfg/a", "/cfg/b"};
+  ASSERT_TRUE(c.apply_environment());
+  EXPECT_EQ(c.plugin_dirs, (std::vector<std::string>{"/env/one", "/env/two", "/cfg/b", "/cfg/a"}));
+}
+
+TEST(ConfigTest, ProvidersOverrideReplacesTheList) {
+  CleanEnv clean;
+  ScopedEnv env("LOOM_PROVIDERS", " cuda , reference");
+  Config c;
+  c.providers = {"cpu_onednn"};
+  ASSERT_TRUE(c.apply_environment());
+  EXPECT_EQ(c.providers, (std::vector<std::string>{"cuda", "reference"}));
+}
+
+TEST(ConfigTest, EmptyProvidersOverrideRestoresDefault) {
+  CleanEnv clean;
+  ScopedEnv env("LOOM_PROVIDERS", "");
+  Config c;
+  c.providers = {"cpu_onednn"};
+  ASSERT_TRUE(c.apply_environment());
+  EXPECT_TRUE(c.providers.empty());
+}
+
+TEST(ConfigTest, BadProvidersOverrideIsAnError) {
+  CleanEnv clean;
+  ScopedEnv env("LOOM_PROVIDERS", "a,,b");
+  Config c;
+  Status s = c.apply_environment();
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.message().find("LOOM_PROVIDERS"), std::string::npos);
+}
+
+TEST(ConfigTest, LogLevelOverride) {
+  CleanEnv clean;
+  {
+    ScopedEnv env("LOOM_LOG_LEVEL", "error");
+    Config c;
+    ASSERT_TRUE(c.apply_environment());
+    EXPECT_EQ(c.log_level, "error");
+  }
+  {
+    ScopedEnv env("LOOM_LOG_LEVEL", "loud");
+    Config c;
+    Status s = c.apply_environment();
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.message().find("LOOM_LOG_LEVEL"), std::string::npos);
+    EXPECT_NE(s.message().find("loud"), std::string::npos);
+    EXPECT_EQ(c.log_level, "warn");
+  }
+}
+
+TEST(ConfigTest, NoOverridesLeaveConfigAlone) {
+  CleanEnv clean;
+  Config c;
+  c.plugin_dirs = {"/x"};
+  c.providers = {"reference"};
+  ASSERT_TRUE(c.apply_environment());
+  EXPECT_EQ(c.plugin_dirs, std::vector<std::string>{"/x"});
+  EXPECT_EQ(c.providers, std::vector<std::string>{"reference"});
+  EXPECT_EQ(c.log_level, "warn");
+}
+
+TEST(ConfigTest, ToJsonRoundTrips) {
+  Config c;
+  c.plugin_dirs = {"/p"};
+  c.providers = {"cuda", "reference"};
+  c.provider_options["cuda"]["device_id"] = "1";
+  c.fallback = FallbackPolicy::kWarn;
+  c.optimization_level = OptimizationLevel::kAll;
+  c.intra_op_threads = 3;
+  c.inter_op_threads = 1;
+  c.log_level = "info";
+  auto back = Config::from_json_string(c.to_json());
+  ASSERT_TRUE(back) << back.status().message() << "\n" << c.to_json();
+  EXPECT_EQ(back->plugin_dirs, c.plugin_dirs);
+  EXPECT_EQ(back->providers, c.providers);
+  EXPECT_EQ(back->provider_options, c.provider_options);
+  EXPECT_EQ(back->fallback, c.fallback);
+  EXPECT_EQ(back->optimization_level, c.optimization_level);
+  EXPECT_EQ(back->intra_op_threads, 3);
+  EXPECT_EQ(back->inter_op_threads, 1);
+  EXPECT_EQ(back->log_level, "info");
+  // Every key appears, defaults included, so the effective config is explicit.
+  auto defaults = Config().to_json();
+  for (const char* key : {"plugin_dirs", "providers", "provider_options", "fallback", "optimization_level",
+                          "threads", "log_level"})
+    EXPECT_NE(defaults.find(std::string("\"") + key + "\""), std::string::npos) << key;
+}
+
+}  // namespace
+}  // namespace loom

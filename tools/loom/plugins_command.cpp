@@ -1,0 +1,66 @@
+// `loom plugins`: what the plugin host found, loaded or refused, and why.
+#include <iostream>
+
+#include "commands.h"
+
+namespace loom::tools {
+namespace {
+
+const char* kName = "plugins";
+
+void print_report(const PluginReport& r) {
+  std::cout << r.path << "\n";
+  if (!r.loaded) {
+    std::cout << "  status:  refused: " << r.refusal << "\n";
+    return;
+  }
+  std::cout << "  status:  loaded\n";
+  std::cout << "  name:    " << r.name << "\n";
+  std::cout << "  version: " << r.version << "\n";
+  std::cout << "  abi:     " << r.abi << "\n";
+  if (r.factories.empty()) std::cout << "  factories: none\n";
+  for (const auto& f : r.factories) {
+    std::cout << "  factory " << f.name;
+    if (f.devices.empty()) {
+      std::cout << ": unavailable: " << (f.unavailable_reason.empty() ? "no devices" : f.unavailable_reason) << "\n";
+      continue;
+    }
+    std::cout << "\n";
+    for (const auto& d : f.devices) {
+      std::cout << "    device " << d.name;
+      if (!d.memory.empty()) std::cout << "  memory: " << d.memory;
+      std::cout << (d.host_accessible ? "  host-accessible" : "") << "\n";
+    }
+  }
+}
+
+int plugins_main(const ParsedArgs& args) {
+  auto config = load_config(args);
+  if (!config) return report_failure(kName, config.status().message());
+  auto env = Environment::create(*config);
+  if (!env) return report_failure(kName, env.status().message());
+
+  std::cout << "plugin directories:\n  " << Environment::default_plugin_dir() << " (default)\n";
+  for (const auto& d : config->plugin_dirs) std::cout << "  " << d << "\n";
+  std::cout << "\n";
+  const auto& reports = (*env)->plugin_reports();
+  if (reports.empty()) std::cout << "no plugin libraries found\n";
+  for (const auto& r : reports) print_report(r);
+
+  std::string available;
+  for (const auto& p : (*env)->available_providers()) available += (available.empty() ? "" : ", ") + p;
+  std::cout << "\navailable providers: " << (available.empty() ? "none" : available) << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Command plugins_command() {
+  return Command{CommandSpec{"plugins",
+                             "List the plugin libraries found, loaded or refused, with their providers and devices.",
+                             "[--config F]",
+                             {{"config", "F", "JSON configuration file (its plugin_dirs are scanned too)"}}},
+                 plugins_main};
+}
+
+}  // namespace loom::tools
