@@ -145,7 +145,9 @@ class PlanBuilder {
     SlotId dst = new_slot(name, SlotKind::kIntermediate, m);
     plan_->slots[dst].type = plan_->slots[slot].type;
     step.outputs = {dst};
-    step.label = "copy of '" + plan_->slots[slot].name + "' to " + plugin_host::memory_name(plan_->memories[m].info);
+    step.label = "'" + plan_->slots[slot].name + "' from " +
+                 plugin_host::memory_name(plan_->memories[from].info) + " to " +
+                 plugin_host::memory_name(plan_->memories[m].info);
     plan_->steps.push_back(std::move(step));
     copies_[key] = dst;
     return dst;

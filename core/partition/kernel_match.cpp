@@ -26,7 +26,8 @@ bool types_match(const LOOM_KernelDef& def, const ir::Graph& graph, const ir::No
       const ir::ValueType* t = graph.type_of(values[i]);
       if (t == nullptr || t->dtype == DType::kUndefined) continue;
       for (uint64_t c = 0; c < def.constraint_count; ++c) {
-        const LOOM_TypeConstraint& tc = def.constraints[c];
+        if (def.constraints == nullptr || def.constraints[c] == nullptr) continue;
+        const LOOM_TypeConstraint& tc = *def.constraints[c];
         if (sv(tc.param) != f.GetTypeStr()) continue;
         const int32_t d = static_cast<int32_t>(t->dtype);
         if (std::find(tc.dtypes, tc.dtypes + tc.dtype_count, d) == tc.dtypes + tc.dtype_count) {

@@ -131,19 +131,19 @@ class Partitioner {
     std::set<ir::NodeId> s(set.begin(), set.end());
     std::deque<ir::NodeId> queue;
     std::set<ir::NodeId> seen;
-    auto push_consumers = [&](ir::NodeId id) {
+    auto push_consumers = [&](ir::NodeId id, bool from_set) {
       auto it = edges_.consumers.find(id);
       if (it == edges_.consumers.end()) return;
       for (ir::NodeId c : it->second)
-        if (seen.insert(c).second) queue.push_back(c);
+        if (!(from_set && s.count(c)) && seen.insert(c).second) queue.push_back(c);
     };
-    for (ir::NodeId id : s) push_consumers(id);
-    for (ir::NodeId id : s) seen.erase(id);
+    // Start from the edges that leave the set; reaching the set again is a cycle.
+    for (ir::NodeId id : s) push_consumers(id, true);
     while (!queue.empty()) {
       ir::NodeId id = queue.front();
       queue.pop_front();
       if (s.count(id)) return true;
-      push_consumers(id);
+      push_consumers(id, false);
       auto g = out_.group_of.find(id);
       if (g != out_.group_of.end() && out_.groups[g->second].fused)
         for (ir::NodeId member : out_.groups[g->second].nodes)

@@ -32,15 +32,25 @@ Expected<std::unique_ptr<EpInstance>> EpInstance::create(const Provider& provide
     ka.struct_size = LOOM_Ep_GetKernelTable_Args_STRUCT_SIZE;
     st = from_abi(ep->get_kernel_table(ep->state, &ka));
     if (!st) return st.with_context("provider '" + provider.name + "': get_kernel_table");
+    if (ka.kernel_count > 0 && ka.kernels == nullptr)
+      return fail("provider '" + provider.name + "': get_kernel_table returned a count but no array");
+    // The 0.1 layout is the smallest a kernel entry may be; fields appended
+    // later are read only where LOOM_HAS_FIELD says the plugin wrote them.
+    constexpr size_t kMinKernelDefSize = LOOM_STRUCT_SIZE(LOOM_KernelDef, release);
     for (uint64_t i = 0; i < ka.kernel_count; ++i) {
       const LOOM_KernelDef* d = ka.kernels[i];
-      if (d == nullptr || d->struct_size < LOOM_KernelDef_STRUCT_SIZE || !d->create || !d->compute || !d->release)
+      if (d == nullptr || d->struct_size < kMinKernelDefSize || !d->create || !d->compute || !d->release)
         return fail("provider '" + provider.name + "': kernel table entry " + std::to_string(i) +
                     " is incomplete (needs create, compute and release)");
       e->kernels_.push_back(d);
     }
   }
-  if (LOOM_HAS_FIELD(ep, LOOM_Ep, get_allocator) && ep->get_allocator) e->allocator_ = ep->get_allocator(ep->state);
+  if (LOOM_HAS_FIELD(ep, LOOM_Ep, get_allocator) && ep->get_allocator) {
+    e->allocator_ = ep->get_allocator(ep->state);
+    if (e->allocator_ != nullptr && (e->allocator_->struct_size < LOOM_Allocator_STRUCT_SIZE ||
+                                     !e->allocator_->alloc || !e->allocator_->free))
+      return fail("provider '" + provider.name + "': allocator table is incomplete");
+  }
   if (LOOM_HAS_FIELD(ep, LOOM_Ep, get_data_transfer) && ep->get_data_transfer)
     e->transfer_ = ep->get_data_transfer(ep->state);
   if (!e->uses_host_memory() && (e->allocator_ == nullptr || e->transfer_ == nullptr))

@@ -1,6 +1,7 @@
 #include "plugin_host/plugin_registry.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include "base/logging.h"
@@ -63,9 +64,19 @@ void PluginRegistry::load_library(const std::string& path) {
       p.unavailable_reason = "get_devices returned a count but no array";
     } else {
       for (uint64_t i = 0; i < args.device_count; ++i) {
-        const LOOM_DeviceInfo& d = args.devices[i];
-        p.devices.push_back(d);
-        rf.devices.push_back({sv(d.name), memory_name(d.memory), d.memory.host_accessible != 0});
+        const LOOM_DeviceInfo* d = args.devices[i];
+        if (d == nullptr || d->struct_size < LOOM_DeviceInfo_STRUCT_SIZE || d->memory == nullptr ||
+            d->memory->struct_size < LOOM_MemoryInfo_STRUCT_SIZE) {
+          p.unavailable_reason = "device " + std::to_string(i) + " description is missing or too small";
+          p.devices.clear();
+          rf.devices.clear();
+          break;
+        }
+        LOOM_MemoryInfo mem{};
+        std::memcpy(&mem, d->memory, LOOM_MemoryInfo_STRUCT_SIZE);
+        mem.struct_size = LOOM_MemoryInfo_STRUCT_SIZE;
+        p.devices.push_back({sv(d->name), mem});
+        rf.devices.push_back({sv(d->name), memory_name(mem), mem.host_accessible != 0});
       }
       if (args.device_count == 0) {
         p.unavailable_reason = sv(args.unavailable_reason);

@@ -16,7 +16,13 @@ struct Provider {
   std::string name;
   const LOOM_EpFactory* factory = nullptr;
   const PluginLibrary* library = nullptr;
-  std::vector<LOOM_DeviceInfo> devices;  // copied; strings point into the plugin
+  // Copied from the plugin (strings still point into it); only the fields
+  // this core knows are kept.
+  struct Device {
+    std::string name;
+    LOOM_MemoryInfo memory{};
+  };
+  std::vector<Device> devices;
   std::string unavailable_reason;
 };
 

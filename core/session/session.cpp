@@ -178,6 +178,7 @@ Expected<std::unique_ptr<Session>> Session::create_from_bytes(std::shared_ptr<En
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs; }
 const PlacementReport& Session::placement() const { return impl_->placement; }
+std::string Session::describe_plan() const { return impl_->plan->to_string(); }
 int64_t Session::planned_peak_bytes() const { return impl_->plan->planned_peak_bytes(); }
 
 Status Session::Impl::validate_inputs(const std::map<std::string, Tensor>& feeds) const {

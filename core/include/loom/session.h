@@ -73,6 +73,9 @@ class Session {
                                     const std::vector<std::string>& output_names = {}) const;
 
   const PlacementReport& placement() const;
+  // The execution plan as text: steps (kernel launches, partition launches,
+  // copies) with their values, and the planned arena per memory kind.
+  std::string describe_plan() const;
   // Bytes the memory planner reserves for intermediate values at peak, for
   // the shapes known when the plan was made.
   int64_t planned_peak_bytes() const;

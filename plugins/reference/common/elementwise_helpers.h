@@ -59,10 +59,11 @@ C mul_wrap(C a, C b) {
   }
 }
 
-// Converts a floating value to integer type I without undefined behaviour:
-// truncates toward zero; NaN and values outside int64/uint64 range give the
-// x86 "integer indefinite" value (what numpy produces), then the result is
-// narrowed modulo 2^bits.
+// Converts a floating value to integer type I without undefined behaviour,
+// matching numpy on x86: truncation toward zero through a 32-bit (narrow
+// types) or 64-bit (int64, uint32, uint64) conversion whose NaN and
+// out-of-range result is the "integer indefinite" value (minimum signed),
+// then narrowing modulo 2^bits.
 template <class I>
 I float_to_int(double v) {
   static_assert(std::is_integral_v<I>);
@@ -72,13 +73,14 @@ I float_to_int(double v) {
     if (v >= 0.0 && v < 18446744073709551616.0) return static_cast<uint64_t>(v);
     if (v < 0.0 && v >= -9223372036854775808.0) return static_cast<uint64_t>(static_cast<int64_t>(v));
     return static_cast<uint64_t>(1) << 63;
+  } else if constexpr (sizeof(I) == 8 || std::is_same_v<I, uint32_t>) {
+    int64_t w = std::numeric_limits<int64_t>::min();
+    if (v >= -9223372036854775808.0 && v < 9223372036854775808.0) w = static_cast<int64_t>(v);
+    return static_cast<I>(static_cast<uint64_t>(w));
   } else {
-    int64_t w;
-    if (v >= -9223372036854775808.0 && v < 9223372036854775808.0)
-      w = static_cast<int64_t>(v);
-    else
-      w = std::numeric_limits<int64_t>::min();
-    return static_cast<I>(static_cast<uint64_t>(w));  // modular narrowing
+    int32_t w = std::numeric_limits<int32_t>::min();
+    if (v > -2147483649.0 && v < 2147483648.0) w = static_cast<int32_t>(v);
+    return static_cast<I>(static_cast<uint32_t>(w));
   }
 }
 

@@ -87,15 +87,13 @@ inline WindowGeometry resolve_window(const WindowAttrs& a, const Shape& in_spati
         break;
       }
       case AutoPad::kValid:
-        g.pad_begin[d] = g.pad_end[d] = 0;
-        g.out[d] = in >= eff ? (in - eff) / s + 1 : 0;
-        break;
       case AutoPad::kNotSet: {
+        if (a.auto_pad == AutoPad::kValid) g.pad_begin[d] = g.pad_end[d] = 0;
         const int64_t span = in + g.pad_begin[d] + g.pad_end[d] - eff;
-        if (span < 0) {
-          g.out[d] = 0;
-          break;
-        }
+        if (span < 0)
+          sdk::fail_invalid(o + ": spatial dim " + std::to_string(d) + " of size " + std::to_string(in) +
+                            " (padded " + std::to_string(in + g.pad_begin[d] + g.pad_end[d]) +
+                            ") is smaller than the kernel extent " + std::to_string(eff));
         int64_t out = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
         // With ceil_mode the last window must start inside the input or the
         // leading padding (PyTorch's rule), never in the trailing padding.

@@ -95,8 +95,9 @@ void clip(KernelContext& ctx) {
     using C = compute_t<T>;
     C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
     if (legacy) {
-      if (auto v = ctx.node().find_float("min")) lo = convert_value<C>(*v);
-      if (auto v = ctx.node().find_float("max")) hi = convert_value<C>(*v);
+      // The attributes' schema defaults are float's limits, even for double.
+      lo = convert_value<C>(ctx.node().attr_float("min", std::numeric_limits<float>::lowest()));
+      hi = convert_value<C>(ctx.node().attr_float("max", std::numeric_limits<float>::max()));
     } else {
       auto bound = [&](size_t i, const char* what, C& dst) {
         const sdk::ConstTensor b = ctx.input(i);

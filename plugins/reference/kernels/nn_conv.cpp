@@ -82,13 +82,6 @@ void conv_forward(const ConvProblem& p, const A* x, const A* w, A* y) {
   }
 }
 
-template <class A, class T>
-std::vector<A> to_vector(const T* p, int64_t n) {
-  std::vector<A> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<A>(static_cast<compute_t<T>>(p[i]));
-  return v;
-}
-
 class Conv {
  public:
   explicit Conv(const sdk::Node& n) : attrs_(n, "Conv"), group_(n.attr_int("group", 1)) {}
@@ -121,8 +114,8 @@ class Conv {
         conv_forward<A>(p, x.template data<T>(), w.template data<T>(), y);
         add_bias(y);
       } else {
-        const std::vector<A> xa = to_vector<A>(x.template data<T>(), x.size());
-        const std::vector<A> wa = to_vector<A>(w.template data<T>(), w.size());
+        const std::vector<A> xa = nn_to_vector<A>(x.template data<T>(), x.size());
+        const std::vector<A> wa = nn_to_vector<A>(w.template data<T>(), w.size());
         std::vector<A> ya(static_cast<size_t>(ny));
         conv_forward<A>(p, xa.data(), wa.data(), ya.data());
         add_bias(ya.data());
@@ -301,8 +294,8 @@ class ConvTranspose {
         px = x.template data<T>();
         pw = w.template data<T>();
       } else {
-        xa = to_vector<A>(x.template data<T>(), x.size());
-        wa = to_vector<A>(w.template data<T>(), w.size());
+        xa = nn_to_vector<A>(x.template data<T>(), x.size());
+        wa = nn_to_vector<A>(w.template data<T>(), w.size());
         px = xa.data();
         pw = wa.data();
       }

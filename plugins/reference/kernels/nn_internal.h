@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
+#include "common/dispatch.h"
 #include "loom/sdk.h"
 
 namespace loom::reference {
@@ -23,5 +25,13 @@ void register_nn_rnn_kernels(sdk::KernelRegistry& r);      // RNN, GRU, LSTM
 template <class T>
 void nn_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
              int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
+
+// Copies n elements of T into accumulator type A (16-bit floats via float).
+template <class A, class T>
+std::vector<A> nn_to_vector(const T* p, int64_t n) {
+  std::vector<A> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<A>(static_cast<compute_t<T>>(p[i]));
+  return v;
+}
 
 }  // namespace loom::reference

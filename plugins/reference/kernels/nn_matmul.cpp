@@ -50,13 +50,6 @@ void batched_matmul(const MatMulProblem& p, const A* a, const A* b, A* y) {
   });
 }
 
-template <class A, class T>
-std::vector<A> to_vector(const T* p, int64_t n) {
-  std::vector<A> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<A>(static_cast<compute_t<T>>(p[i]));
-  return v;
-}
-
 void matmul(KernelContext& ctx) {
   const ConstTensor a = ctx.required_input(0), b = ctx.required_input(1);
   if (a.dtype() != b.dtype()) sdk::fail_invalid("MatMul: A and B element types differ");
@@ -72,8 +65,8 @@ void matmul(KernelContext& ctx) {
         if constexpr (std::is_same_v<T, A>) {
           batched_matmul<A>(p, a.template data<T>(), b.template data<T>(), y);
         } else {
-          const std::vector<A> av = to_vector<A>(a.template data<T>(), a.size());
-          const std::vector<A> bv = to_vector<A>(b.template data<T>(), b.size());
+          const std::vector<A> av = nn_to_vector<A>(a.template data<T>(), a.size());
+          const std::vector<A> bv = nn_to_vector<A>(b.template data<T>(), b.size());
           std::vector<A> yv(static_cast<size_t>(ny));
           batched_matmul<A>(p, av.data(), bv.data(), yv.data());
           for (int64_t i = 0; i < ny; ++i) y[i] = static_cast<T>(yv[i]);
@@ -138,8 +131,8 @@ class Gemm {
             pa = a.template data<T>();
             pb = b.template data<T>();
           } else {
-            av = to_vector<A>(a.template data<T>(), a.size());
-            bv = to_vector<A>(b.template data<T>(), b.size());
+            av = nn_to_vector<A>(a.template data<T>(), a.size());
+            bv = nn_to_vector<A>(b.template data<T>(), b.size());
             pa = av.data();
             pb = bv.data();
           }

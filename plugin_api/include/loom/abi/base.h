@@ -16,6 +16,11 @@
  *    cannot fail) and hot-path kernel-context calls are positional and are
  *    frozen once released.
  *  - Whoever creates an object releases it through its own release slot.
+ *  - Structs that may grow are never embedded by value in another struct nor
+ *    passed as arrays of values: always by pointer (or array of pointers),
+ *    so a newer, larger struct is read correctly by an older reader.
+ *    LOOM_StringView, LOOM_KeyValue and LOOM_Extension are frozen forever
+ *    and may be embedded.
  */
 #ifndef LOOM_ABI_BASE_H
 #define LOOM_ABI_BASE_H

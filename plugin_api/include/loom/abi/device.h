@@ -10,7 +10,7 @@ typedef struct LOOM_Allocator {
   uint64_t struct_size;
   const LOOM_Extension* ext;
   void* state;
-  LOOM_MemoryInfo memory;
+  const LOOM_MemoryInfo* memory; /* lives as long as the allocator */
   /* Returns NULL on failure. alignment is a power of two. */
   void* (*alloc)(void* state, uint64_t bytes, uint64_t alignment);
   void (*free)(void* state, void* pointer);

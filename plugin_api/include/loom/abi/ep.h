@@ -103,8 +103,8 @@ LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep, create_event);
 typedef struct LOOM_DeviceInfo {
   uint64_t struct_size;
   const LOOM_Extension* ext;
-  LOOM_StringView name;   /* e.g. "cpu", "NVIDIA H100" */
-  LOOM_MemoryInfo memory; /* the memory its kernels read and write */
+  LOOM_StringView name;           /* e.g. "cpu", "NVIDIA H100" */
+  const LOOM_MemoryInfo* memory;  /* the memory its kernels use; lives as long as the factory */
 } LOOM_DeviceInfo;
 #define LOOM_DeviceInfo_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_DeviceInfo, memory)
 LOOM_DECLARE_STRUCT_SIZE(LOOM_DeviceInfo, memory);
@@ -112,7 +112,9 @@ LOOM_DECLARE_STRUCT_SIZE(LOOM_DeviceInfo, memory);
 typedef struct LOOM_EpFactory_GetDevices_Args {
   uint64_t struct_size;
   const LOOM_Extension* ext;
-  const LOOM_DeviceInfo* devices; /* out: array; lives as long as the factory */
+  /* out: array of pointers (elements may be newer, larger structs); lives
+   * as long as the factory */
+  const LOOM_DeviceInfo* const* devices;
   uint64_t device_count;          /* out: 0 when the hardware is absent */
   /* out: when device_count is 0, why (e.g. "no CUDA driver"); lives as long
    * as the factory. */

@@ -41,7 +41,9 @@ typedef struct LOOM_KernelDef {
   LOOM_StringView op_type;
   int32_t since_version;     /* first opset served */
   int32_t end_version;       /* last opset served, or LOOM_OPSET_OPEN_END */
-  const LOOM_TypeConstraint* constraints; /* may be NULL when count is 0 */
+  /* Array of pointers (elements may be newer, larger structs); may be NULL
+   * when count is 0. Lives as long as the table. */
+  const LOOM_TypeConstraint* const* constraints;
   uint64_t constraint_count;
   const void* state;         /* passed to create; owned by the EP */
   /* Creates the per-node kernel object once per session (serialised per

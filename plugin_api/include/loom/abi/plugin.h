@@ -32,7 +32,7 @@ typedef struct LOOM_CustomOpDomain {
   uint64_t struct_size;
   const LOOM_Extension* ext;
   LOOM_StringView domain;
-  const LOOM_CustomOpSchema* ops; /* lives as long as the plugin state */
+  const LOOM_CustomOpSchema* const* ops; /* array of pointers; lives as long as the plugin state */
   uint64_t op_count;
 } LOOM_CustomOpDomain;
 #define LOOM_CustomOpDomain_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_CustomOpDomain, op_count)

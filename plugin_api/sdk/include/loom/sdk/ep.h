@@ -149,22 +149,29 @@ class EpFactory {
   static LOOM_Status* get_devices_thunk(void* state, LOOM_EpFactory_GetDevices_Args* args) noexcept {
     return guarded([&] {
       EpFactory* f = from(state);
-      if (f->device_infos_.empty() && f->specs_.empty()) {
+      if (!f->devices_listed_) {
+        f->devices_listed_ = true;
         f->specs_ = f->devices();
         f->reason_ = f->unavailable_reason();
-        for (const DeviceSpec& d : f->specs_) {
-          LOOM_DeviceInfo info{};
+        // Sized once: the pointers below point into these vectors.
+        f->memory_infos_.resize(f->specs_.size());
+        f->device_infos_.resize(f->specs_.size());
+        for (size_t i = 0; i < f->specs_.size(); ++i) {
+          const DeviceSpec& d = f->specs_[i];
+          LOOM_MemoryInfo& mem = f->memory_infos_[i];
+          mem.struct_size = LOOM_MemoryInfo_STRUCT_SIZE;
+          mem.name = to_view(d.memory_name);
+          mem.device_id = d.device_id;
+          mem.host_accessible = d.host_accessible ? 1 : 0;
+          LOOM_DeviceInfo& info = f->device_infos_[i];
           info.struct_size = LOOM_DeviceInfo_STRUCT_SIZE;
           info.name = to_view(d.name);
-          info.memory.struct_size = LOOM_MemoryInfo_STRUCT_SIZE;
-          info.memory.name = to_view(d.memory_name);
-          info.memory.device_id = d.device_id;
-          info.memory.host_accessible = d.host_accessible ? 1 : 0;
-          f->device_infos_.push_back(info);
+          info.memory = &mem;
+          f->device_ptrs_.push_back(&info);
         }
       }
-      args->devices = f->device_infos_.data();
-      args->device_count = f->device_infos_.size();
+      args->devices = f->device_ptrs_.data();
+      args->device_count = f->device_ptrs_.size();
       args->unavailable_reason = to_view(f->reason_);
     });
   }
@@ -181,9 +188,12 @@ class EpFactory {
   static void release_ep_thunk(void*, LOOM_Ep* ep) noexcept { delete Ep::from(ep->state); }
 
   std::string name_;
+  bool devices_listed_ = false;
   std::vector<DeviceSpec> specs_;
   std::string reason_;
+  std::vector<LOOM_MemoryInfo> memory_infos_;
   std::vector<LOOM_DeviceInfo> device_infos_;
+  std::vector<const LOOM_DeviceInfo*> device_ptrs_;
   LOOM_EpFactory table_{};
 };
 

@@ -95,6 +95,7 @@ class KernelRegistry {
     std::string domain, op_type;
     std::vector<TypeConstraintSpec> specs;
     std::vector<LOOM_TypeConstraint> constraints;
+    std::vector<const LOOM_TypeConstraint*> constraint_ptrs;
     KernelFn fn = nullptr;
     LOOM_KernelDef def{};
   };
@@ -113,12 +114,13 @@ class KernelRegistry {
       c.dtype_count = s.dtypes.size();
       e.constraints.push_back(c);
     }
+    for (const LOOM_TypeConstraint& c : e.constraints) e.constraint_ptrs.push_back(&c);
     e.def.struct_size = LOOM_KernelDef_STRUCT_SIZE;
     e.def.domain = to_view(e.domain);
     e.def.op_type = to_view(e.op_type);
     e.def.since_version = since;
     e.def.end_version = end;
-    e.def.constraints = e.constraints.empty() ? nullptr : e.constraints.data();
+    e.def.constraints = e.constraint_ptrs.empty() ? nullptr : e.constraint_ptrs.data();
     e.def.constraint_count = e.constraints.size();
     e.def.state = &e;
     pointers_.push_back(&e.def);

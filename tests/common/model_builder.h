@@ -1,0 +1,84 @@
+// Builds small ONNX models in tests with the ONNX protobuf types, so tests
+// do not depend on committed binary models.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace loom::testing {
+
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(int64_t opset = 17) {
+    model_.set_ir_version(8);
+    model_.set_producer_name("loom-tests");
+    auto* op = model_.add_opset_import();
+    op->set_domain("");
+    op->set_version(opset);
+    model_.mutable_graph()->set_name("test_graph");
+  }
+  ModelBuilder& import_domain(const std::string& domain, int64_t version) {
+    auto* op = model_.add_opset_import();
+    op->set_domain(domain);
+    op->set_version(version);
+    return *this;
+  }
+  // dims: -1 makes a symbolic dim named "d<i>".
+  ModelBuilder& input(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims) {
+    set_type(model_.mutable_graph()->add_input(), name, elem_type, dims);
+    return *this;
+  }
+  ModelBuilder& output(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims) {
+    set_type(model_.mutable_graph()->add_output(), name, elem_type, dims);
+    return *this;
+  }
+  ModelBuilder& float_initializer(const std::string& name, const std::vector<int64_t>& dims,
+                                  const std::vector<float>& values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float v : values) t->add_float_data(v);
+    return *this;
+  }
+  ::onnx::NodeProto& node(const std::string& op_type, std::initializer_list<std::string> inputs,
+                          std::initializer_list<std::string> outputs, const std::string& name = "",
+                          const std::string& domain = "") {
+    auto* n = model_.mutable_graph()->add_node();
+    n->set_op_type(op_type);
+    n->set_domain(domain);
+    n->set_name(name.empty() ? op_type + "_" + std::to_string(model_.graph().node_size()) : name);
+    for (const auto& i : inputs) n->add_input(i);
+    for (const auto& o : outputs) n->add_output(o);
+    return *n;
+  }
+  ::onnx::ModelProto& proto() { return model_; }
+  std::string bytes() const { return model_.SerializeAsString(); }
+
+ private:
+  static void set_type(::onnx::ValueInfoProto* vi, const std::string& name, int32_t elem_type,
+                       const std::vector<int64_t>& dims) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem_type);
+    auto* shape = tt->mutable_shape();
+    for (size_t i = 0; i < dims.size(); ++i) {
+      auto* d = shape->add_dim();
+      if (dims[i] < 0) d->set_dim_param("d" + std::to_string(i));
+      else d->set_dim_value(dims[i]);
+    }
+  }
+  ::onnx::ModelProto model_;
+};
+
+inline void add_int_attr(::onnx::NodeProto& n, const std::string& name, int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+}  // namespace loom::testing
