@@ -1,0 +1,228 @@
+// Runs ONNX backend test cases (model.onnx + test_data_set_*/{input,output}_N.pb)
+// through the public C++ API and compares with the expected outputs
+// (rtol 1e-3, atol 1e-7, NaN equals NaN, exact for integers, booleans and
+// strings; dtype and shape must match).
+//
+// Every case must behave as the expectations file says: a case listed there
+// (with a reason) must fail, every other case must pass. An unexpected pass
+// or fail makes the run fail, so the file stays true.
+//
+// Usage: loom_conformance --suite DIR --expectations FILE [--filter SUBSTRING]
+// Prints each unexpected result and ends with "N passed, M failed".
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "loom/loom.h"
+#include "loom/sdk/dtype.h"
+
+namespace fs = std::filesystem;
+using namespace loom;
+
+namespace {
+
+constexpr double kRtol = 1e-3;
+constexpr double kAtol = 1e-7;
+
+double element(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kFloat: return t.data_as<float>()[i];
+    case DType::kDouble: return t.data_as<double>()[i];
+    case DType::kFloat16: {
+      sdk::Float16 h;
+      h.bits = t.data_as<uint16_t>()[i];
+      return static_cast<float>(h);
+    }
+    case DType::kBFloat16: {
+      sdk::BFloat16 b;
+      b.bits = t.data_as<uint16_t>()[i];
+      return static_cast<float>(b);
+    }
+    default: return 0;
+  }
+}
+
+bool is_float(DType t) {
+  return t == DType::kFloat || t == DType::kDouble || t == DType::kFloat16 || t == DType::kBFloat16;
+}
+
+// Empty string when equal within tolerance, else the reason.
+std::string compare(const Tensor& expected, const Tensor& actual, const std::string& name) {
+  if (expected.dtype() != actual.dtype())
+    return name + ": dtype " + dtype_name(actual.dtype()) + " != expected " + dtype_name(expected.dtype());
+  if (expected.dims() != actual.dims())
+    return name + ": shape " + dims_string(actual.dims()) + " != expected " + dims_string(expected.dims());
+  const int64_t n = expected.element_count();
+  if (expected.is_string()) {
+    for (int64_t i = 0; i < n; ++i)
+      if (expected.strings()[i] != actual.strings()[i]) return name + ": string " + std::to_string(i) + " differs";
+    return "";
+  }
+  if (is_float(expected.dtype())) {
+    for (int64_t i = 0; i < n; ++i) {
+      const double e = element(expected, i), a = element(actual, i);
+      if (std::isnan(e) && std::isnan(a)) continue;
+      if (std::isinf(e) && a == e) continue;
+      if (!(std::fabs(a - e) <= kAtol + kRtol * std::fabs(e)))
+        return name + ": element " + std::to_string(i) + " is " + std::to_string(a) + ", expected " + std::to_string(e);
+    }
+    return "";
+  }
+  if (expected.byte_size() != actual.byte_size() ||
+      (expected.byte_size() && std::memcmp(expected.data(), actual.data(), expected.byte_size()) != 0))
+    return name + ": values differ";
+  return "";
+}
+
+std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
+  std::vector<std::pair<int, fs::path>> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string f = e.path().filename().string();
+    if (f.rfind(prefix, 0) == 0 && e.path().extension() == ".pb")
+      files.emplace_back(std::stoi(f.substr(prefix.size())), e.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<fs::path> out;
+  for (auto& [i, p] : files) out.push_back(p);
+  return out;
+}
+
+// Empty string when the case passes, else why it failed.
+std::string run_case(const std::shared_ptr<Environment>& env, const fs::path& dir) {
+  auto session = Session::create(env, (dir / "model.onnx").string());
+  if (!session) return session.status().message();
+  const auto& inputs = (*session)->inputs();
+  const auto& outputs = (*session)->outputs();
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) return "no test data sets";
+  for (const fs::path& set : sets) {
+    std::map<std::string, Tensor> feeds;
+    std::vector<fs::path> in_files = numbered(set, "input_");
+    for (size_t i = 0; i < in_files.size(); ++i) {
+      if (i >= inputs.size()) return "more input files than model inputs";
+      auto t = read_tensor_pb(in_files[i].string());
+      if (!t) return t.status().message();
+      // numpy has no bfloat16: the test data stores its bit patterns as uint16.
+      if (inputs[i].dtype == DType::kBFloat16 && t->tensor.dtype() == DType::kUint16)
+        t->tensor = *Tensor::from_bytes(DType::kBFloat16, t->tensor.dims(), t->tensor.data(), t->tensor.byte_size());
+      feeds[inputs[i].name] = t->tensor;
+    }
+    auto result = (*session)->run(feeds);
+    if (!result) return result.status().message();
+    std::vector<fs::path> out_files = numbered(set, "output_");
+    for (size_t i = 0; i < out_files.size() && i < outputs.size(); ++i) {
+      auto expected = read_tensor_pb(out_files[i].string());
+      if (!expected) return "expected output: " + expected.status().message();
+      std::string diff = compare(expected->tensor, (*result)[i], "output '" + outputs[i].name + "'");
+      if (!diff.empty()) return diff;
+    }
+  }
+  return "";
+}
+
+// "name  reason" per line; '#' starts a comment.
+std::map<std::string, std::string> read_expectations(const std::string& path, std::string* error) {
+  std::map<std::string, std::string> out;
+  std::ifstream in(path);
+  if (!in) {
+    *error = "cannot read expectations file " + path;
+    return out;
+  }
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ss(line);
+    std::string name, reason;
+    ss >> name;
+    std::getline(ss, reason);
+    reason.erase(0, reason.find_first_not_of(" \t"));
+    if (reason.empty()) *error = path + ":" + std::to_string(number) + ": '" + name + "' has no reason";
+    out[name] = reason;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string suite, expectations_path, filter;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--suite") suite = argv[i + 1];
+    else if (flag == "--expectations") expectations_path = argv[i + 1];
+    else if (flag == "--filter") filter = argv[i + 1];
+    else {
+      std::cerr << "unknown flag " << flag << "\n";
+      return 2;
+    }
+  }
+  if (suite.empty() || expectations_path.empty()) {
+    std::cerr << "usage: loom_conformance --suite DIR --expectations FILE [--filter SUBSTRING]\n";
+    return 2;
+  }
+  std::string error;
+  auto expected_failures = read_expectations(expectations_path, &error);
+  if (!error.empty()) {
+    std::cerr << error << "\n";
+    return 2;
+  }
+  Config config;
+  config.providers = {"reference"};
+  config.log_level = "off";
+  auto env = Environment::create(config);
+  if (!env) {
+    std::cerr << env.status().message() << "\n";
+    return 2;
+  }
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(suite))
+    if (fs::exists(e.path() / "model.onnx") && e.path().filename().string().find(filter) != std::string::npos)
+      cases.push_back(e.path());
+  std::sort(cases.begin(), cases.end());
+  if (cases.empty()) {
+    std::cerr << "no test cases under " << suite << "\n";
+    return 2;
+  }
+  int passed = 0, failed = 0, unexpected = 0;
+  std::set<std::string> seen;
+  for (const fs::path& dir : cases) {
+    const std::string name = dir.filename().string();
+    seen.insert(name);
+    const std::string why = run_case(*env, dir);
+    const bool expect_fail = expected_failures.count(name) > 0;
+    if (why.empty()) {
+      ++passed;
+      if (expect_fail) {
+        ++unexpected;
+        std::cout << "UNEXPECTED PASS " << name << " (listed: " << expected_failures[name] << ")\n";
+      }
+    } else {
+      ++failed;
+      if (!expect_fail) {
+        ++unexpected;
+        std::cout << "UNEXPECTED FAIL " << name << ": " << why.substr(0, 400) << "\n";
+      }
+    }
+  }
+  for (const auto& [name, reason] : expected_failures)
+    if (!seen.count(name) && filter.empty()) {
+      ++unexpected;
+      std::cout << "STALE EXPECTATION " << name << ": no such case in " << suite << "\n";
+    }
+  std::cout << "suite " << suite << ": " << expected_failures.size() << " expected failures listed, " << unexpected
+            << " unexpected results\n";
+  std::cout << passed << " passed, " << failed << " failed\n";
+  return unexpected == 0 ? 0 : 1;
+}
