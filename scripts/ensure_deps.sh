@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs setup.sh only when a build or test dependency is missing, so repeated
+# builds do not pay for apt-get update.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+need=(cmake ninja protoc node /usr/bin/python3)
+missing=0
+for c in "${need[@]}"; do command -v "$c" >/dev/null 2>&1 || missing=1; done
+for h in /usr/include/onnx/onnx_pb.h /usr/include/dnnl.hpp /usr/include/eigen3/Eigen/Dense \
+         /usr/include/boost/dll.hpp /usr/include/spdlog/spdlog.h /usr/include/nlohmann/json.hpp \
+         /usr/include/gtest/gtest.h /usr/share/libonnx-testdata/data/node; do
+  [ -e "$h" ] || missing=1
+done
+/usr/bin/python3 -c "import onnx, numpy, torch, torchvision" >/dev/null 2>&1 || missing=1
+if [ "$missing" -ne 0 ]; then
+  echo "ensure_deps: installing missing packages with scripts/setup.sh" >&2
+  "$here/setup.sh"
+fi
