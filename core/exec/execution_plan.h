@@ -4,6 +4,7 @@
 // by plan_builder; read concurrently by every run.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +32,8 @@ struct Slot {
 
 enum class StepKind { kKernel, kPartition, kCopy };
 
+struct SubgraphPlan;  // exec/subgraph_plan.h
+
 struct Step {
   StepKind kind = StepKind::kKernel;
   size_t ep = 0;  // the EP that runs it (for copies: whose data transfer copies)
@@ -42,6 +45,10 @@ struct Step {
   std::vector<SlotId> outputs;  // kNoSlot for unnamed outputs
   std::vector<SlotId> frees;    // intermediate slots whose last reader is this step
   std::string label;            // "node 'conv1' (Conv) on 'reference'", for messages
+  // Control flow: the prepared plan of each graph attribute, and the slots of
+  // the outer-scope values its bodies capture (by name).
+  std::map<std::string, std::shared_ptr<const SubgraphPlan>> subgraphs;
+  std::map<std::string, SlotId> captures;
 };
 
 struct MemoryKind {

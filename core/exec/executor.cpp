@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "memory/memory_planner.h"
+#include "exec/subgraph_plan.h"
 #include "plugin_host/abi_objects.h"
 
 namespace loom::exec {
@@ -14,19 +15,21 @@ void* host_alloc(int64_t bytes) {
   return std::aligned_alloc(a, (static_cast<size_t>(bytes) + a - 1) / a * a);
 }
 
-// The value of one slot during a run.
+// The value of one slot during a run: owned here, or borrowed from the
+// caller (graph inputs) for the length of the run.
 struct RuntimeValue {
-  LOOM_Tensor view;
+  LOOM_Value v;
+  const LOOM_Value* borrowed = nullptr;
   bool ready = false;
-  Tensor owned;                               // host storage owned by this run (or shared input)
   void* device = nullptr;                     // device storage from an allocator
   const LOOM_Allocator* allocator = nullptr;  // frees `device`
 
+  const LOOM_Value* value() const { return borrowed ? borrowed : &v; }
   void reset() {
     if (device != nullptr) allocator->free(allocator->state, device);
     device = nullptr;
-    owned = Tensor();
-    view = LOOM_Tensor{};
+    v = LOOM_Value{};
+    borrowed = nullptr;
     ready = false;
   }
 };
@@ -39,20 +42,27 @@ class RunState {
     for (RuntimeValue& v : values_) v.reset();
   }
 
-  Status bind(const std::map<std::string, Tensor>& inputs) {
+  void bind(const std::map<std::string, const LOOM_Value*>& inputs) {
     for (size_t s = 0; s < plan_.slots.size(); ++s)
-      if (plan_.slots[s].kind == SlotKind::kConstant) set_shared(static_cast<SlotId>(s), *plan_.slots[s].constant);
+      if (plan_.slots[s].kind == SlotKind::kConstant) {
+        RuntimeValue& rv = values_[s];
+        rv.v = std::move(*plugin_host::tensor_value(*plan_.slots[s].constant));
+        rv.ready = true;
+      }
     for (const auto& [name, slot] : plan_.inputs) {
       auto it = inputs.find(name);
-      if (it != inputs.end()) set_shared(slot, it->second);
+      if (it == inputs.end() || it->second == nullptr) continue;
+      RuntimeValue& rv = values_[slot];
+      rv.reset();
+      rv.borrowed = it->second;
+      rv.ready = true;
     }
-    return Status::ok();
   }
 
-  // Allocates `slot` with dtype and dims; NULL plus a reason on failure.
-  LOOM_Tensor* allocate(SlotId slot, RuntimeValue& v, int32_t dtype, const int64_t* dims, uint64_t rank,
+  // Allocates a tensor for `slot` with dtype and dims; NULL plus a reason on failure.
+  LOOM_Tensor* allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, const int64_t* dims, uint64_t rank,
                         std::string* why) {
-    if (v.ready) {
+    if (rv.ready) {
       *why = "output allocated twice";
       return nullptr;
     }
@@ -70,13 +80,15 @@ class RunState {
     }
     const DType t = static_cast<DType>(dtype);
     const size_t memory = s ? s->memory : 0;
-    v.view.dtype = dtype;
-    v.view.dims = d;
-    v.view.count = static_cast<uint64_t>(*count);
-    v.view.memory = &plan_.memories[memory].info;
+    LOOM_Value& v = rv.v;
+    v.kind = LOOM_VALUE_TENSOR;
+    v.tensor.dtype = dtype;
+    v.tensor.dims = d;
+    v.tensor.count = static_cast<uint64_t>(*count);
+    v.tensor.memory = &plan_.memories[memory].info;
     if (t == DType::kString) {
       v.owned = Tensor::from_strings(d, std::vector<std::string>(static_cast<size_t>(*count)));
-      v.view.strings = &v.owned.mutable_strings();
+      v.tensor.strings = &v.owned.mutable_strings();
     } else {
       const size_t esize = dtype_size(t);
       if (esize == 0) {
@@ -86,7 +98,7 @@ class RunState {
       const int64_t bytes = *count * static_cast<int64_t>(esize);
       if (s && s->kind == SlotKind::kIntermediate && s->planned_offset >= 0 && bytes <= s->planned_bytes &&
           arenas_[memory] != nullptr) {
-        v.view.data = static_cast<char*>(arenas_[memory]) + s->planned_offset;
+        v.tensor.data = static_cast<char*>(arenas_[memory]) + s->planned_offset;
       } else if (memory == 0) {
         auto tensor = Tensor::zeros(t, d);
         if (!tensor) {
@@ -94,44 +106,52 @@ class RunState {
           return nullptr;
         }
         v.owned = std::move(*tensor);
-        v.view.data = v.owned.mutable_data();
+        v.tensor.data = v.owned.mutable_data();
       } else {
         const LOOM_Allocator* a = plan_.memories[memory].allocator;
-        v.device = bytes ? a->alloc(a->state, static_cast<uint64_t>(bytes), memory::kBufferAlignment) : nullptr;
-        if (bytes && v.device == nullptr) {
+        rv.device = bytes ? a->alloc(a->state, static_cast<uint64_t>(bytes), memory::kBufferAlignment) : nullptr;
+        if (bytes && rv.device == nullptr) {
           *why = "allocator of " + plugin_host::memory_name(plan_.memories[memory].info) + " failed for " +
                  std::to_string(bytes) + " bytes";
           return nullptr;
         }
-        v.allocator = a;
-        v.view.data = v.device;
+        rv.allocator = a;
+        v.tensor.data = rv.device;
       }
     }
-    v.ready = true;
-    return &v.view;
+    rv.ready = true;
+    return &v.tensor;
+  }
+
+  Status set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value) {
+    if (rv.ready) return invalid_argument("output set twice");
+    if (slot != kNoSlot && plan_.slots[slot].memory != 0)
+      return not_implemented("values set whole must live in host memory, not '" +
+                             plugin_host::memory_name(plan_.memories[plan_.slots[slot].memory].info) + "'");
+    rv.v = std::move(*value);
+    rv.ready = true;
+    return Status::ok();
   }
 
   Status run_step(const Step& step);
 
-  Expected<Tensor> take_output(SlotId slot) {
-    RuntimeValue& v = values_[slot];
-    if (!v.ready) return fail("graph output '" + plan_.slots[slot].name + "' was not produced");
-    if (v.owned.dtype() != DType::kUndefined) return v.owned;
-    // A planned buffer (cannot happen for graph outputs, kept for safety): copy out.
-    return Tensor::from_bytes(static_cast<DType>(v.view.dtype), v.view.dims, v.view.data,
-                              v.view.count * dtype_size(static_cast<DType>(v.view.dtype)));
+  Expected<ValuePtr> take_output(SlotId slot) {
+    RuntimeValue& rv = values_[slot];
+    if (!rv.ready) return fail("output '" + plan_.slots[slot].name + "' was not produced");
+    const LOOM_Value& v = *rv.value();
+    // Tensors whose storage is a host Tensor are shared; the rest is copied
+    // (arena buffers are reused by the next run).
+    if (v.kind == LOOM_VALUE_TENSOR && v.owned.dtype() != DType::kUndefined &&
+        (v.tensor.strings != nullptr || v.owned.data() == v.tensor.data))
+      return plugin_host::tensor_value(v.owned);
+    return plugin_host::clone_value(v);
   }
 
+  const LOOM_Value* value_of(SlotId slot) const { return values_[slot].ready ? values_[slot].value() : nullptr; }
   std::vector<RuntimeValue>& values() { return values_; }
+  const std::vector<plugin_host::EpInstance*>& eps() const { return eps_; }
 
  private:
-  void set_shared(SlotId slot, const Tensor& t) {
-    RuntimeValue& v = values_[slot];
-    v.owned = t;  // shares storage; kernels only read inputs
-    v.view = *plugin_host::view_of(v.owned);
-    v.ready = true;
-  }
-
   const ExecutionPlan& plan_;
   const std::vector<plugin_host::EpInstance*>& eps_;
   ArenaPool::Arenas& arenas_;
@@ -144,8 +164,12 @@ class KernelContext final : public LOOM_KernelContext {
 
   uint64_t input_count() const override { return step_.inputs.size(); }
   const LOOM_Tensor* input(uint64_t i) const override {
+    const LOOM_Value* v = input_value(i);
+    return v && v->kind == LOOM_VALUE_TENSOR ? &v->tensor : nullptr;
+  }
+  const LOOM_Value* input_value(uint64_t i) const override {
     if (i >= step_.inputs.size() || step_.inputs[i] == kNoSlot) return nullptr;
-    return &run_.values()[step_.inputs[i]].view;
+    return run_.value_of(step_.inputs[i]);
   }
   uint64_t output_count() const override { return step_.outputs.size(); }
   LOOM_Tensor* output(uint64_t i, int32_t dtype, const int64_t* dims, uint64_t rank) override {
@@ -153,15 +177,47 @@ class KernelContext final : public LOOM_KernelContext {
       error_ = "output index " + std::to_string(i) + " out of range";
       return nullptr;
     }
-    const SlotId s = step_.outputs[i];
-    // Unnamed outputs still get storage so kernels need not special-case them.
-    RuntimeValue& v = s == kNoSlot ? scratch_[i] : run_.values()[s];
-    return run_.allocate(s, v, dtype, dims, rank, &error_);
+    return run_.allocate(step_.outputs[i], slot_value(i), dtype, dims, rank, &error_);
+  }
+  Status set_output(uint64_t i, std::unique_ptr<LOOM_Value> value) override {
+    if (i >= step_.outputs.size()) return invalid_argument("output index " + std::to_string(i) + " out of range");
+    return run_.set(step_.outputs[i], slot_value(i), std::move(value));
   }
   const LOOM_NodeView* node() const override { return step_.node_view; }
+
+  Status run_subgraph(const std::string& attr, const LOOM_Value* const* inputs, uint64_t input_count,
+                      LOOM_Value** outputs, uint64_t output_count) override {
+    auto it = step_.subgraphs.find(attr);
+    if (it == step_.subgraphs.end()) return not_found(step_.label + " has no subgraph attribute '" + attr + "'");
+    const SubgraphPlan& sub = *it->second;
+    if (input_count != sub.formal_inputs.size())
+      return invalid_argument(step_.label + ": subgraph '" + attr + "' takes " +
+                              std::to_string(sub.formal_inputs.size()) + " inputs, got " + std::to_string(input_count));
+    std::map<std::string, const LOOM_Value*> feeds;
+    for (size_t k = 0; k < input_count; ++k) feeds[sub.formal_inputs[k]] = inputs[k];
+    for (const std::string& c : sub.captures) {
+      auto slot = step_.captures.find(c);
+      const LOOM_Value* v = slot == step_.captures.end() ? nullptr : run_.value_of(slot->second);
+      if (v == nullptr) return fail(step_.label + ": outer value '" + c + "' is not available to subgraph '" + attr + "'");
+      feeds[c] = v;
+    }
+    LOOM_ASSIGN_OR_RETURN(std::vector<ValuePtr> result,
+                          execute(*sub.plan, run_.eps(), feeds, sub.plan->outputs, *sub.arenas));
+    if (result.size() != output_count)
+      return invalid_argument(step_.label + ": subgraph '" + attr + "' has " + std::to_string(result.size()) +
+                              " outputs, the kernel asked for " + std::to_string(output_count));
+    for (size_t k = 0; k < output_count; ++k) outputs[k] = result[k].release();
+    return Status::ok();
+  }
+
   const std::string& error() const { return error_; }
 
  private:
+  RuntimeValue& slot_value(uint64_t i) {
+    const SlotId s = step_.outputs[i];
+    // Unnamed outputs still get storage so kernels need not special-case them.
+    return s == kNoSlot ? scratch_[i] : run_.values()[s];
+  }
   RunState& run_;
   const Step& step_;
   std::vector<RuntimeValue> scratch_;
@@ -173,20 +229,22 @@ Status RunState::run_step(const Step& step) {
     if (s != kNoSlot && !values_[s].ready)
       return fail(step.label + ": input '" + plan_.slots[s].name + "' was not produced");
   if (step.kind == StepKind::kCopy) {
-    const RuntimeValue& src = values_[step.inputs[0]];
+    const LOOM_Value& src = *values_[step.inputs[0]].value();
+    if (src.kind != LOOM_VALUE_TENSOR)
+      return not_implemented(step.label + ": only tensors can move between memories");
     RuntimeValue& dst = values_[step.outputs[0]];
     std::string why;
-    if (!allocate(step.outputs[0], dst, src.view.dtype, src.view.dims.data(), src.view.dims.size(), &why))
+    if (!allocate(step.outputs[0], dst, src.tensor.dtype, src.tensor.dims.data(), src.tensor.dims.size(), &why))
       return fail(step.label + ": " + why);
-    const uint64_t bytes = src.view.count * dtype_size(static_cast<DType>(src.view.dtype));
+    const uint64_t bytes = src.tensor.count * dtype_size(static_cast<DType>(src.tensor.dtype));
     if (bytes == 0) return Status::ok();
     const LOOM_DataTransfer* t = eps_[step.ep]->data_transfer();
     LOOM_DataTransfer_Copy_Args args{};
     args.struct_size = LOOM_DataTransfer_Copy_Args_STRUCT_SIZE;
-    args.src_memory = src.view.memory;
-    args.src = src.view.data;
-    args.dst_memory = dst.view.memory;
-    args.dst = dst.view.data;
+    args.src_memory = src.tensor.memory;
+    args.src = src.tensor.data;
+    args.dst_memory = dst.v.tensor.memory;
+    args.dst = dst.v.tensor.data;
     args.bytes = bytes;
     Status st = plugin_host::from_abi(t->copy(t->state, &args));
     return st.with_context(step.label + " (provider '" + eps_[step.ep]->name() + "')");
@@ -270,20 +328,20 @@ void ArenaPool::release(std::unique_ptr<Arenas> arenas) {
   free_.push_back(std::move(arenas));
 }
 
-Expected<std::vector<Tensor>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
-                                      const std::map<std::string, Tensor>& inputs, const std::vector<SlotId>& outputs,
-                                      ArenaPool& pool) {
+Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
+                                        const std::map<std::string, const LOOM_Value*>& inputs,
+                                        const std::vector<SlotId>& outputs, ArenaPool& pool) {
   LOOM_ASSIGN_OR_RETURN(std::unique_ptr<ArenaPool::Arenas> arenas, pool.acquire());
-  std::vector<Tensor> result;
+  std::vector<ValuePtr> result;
   Status status;
   {
     RunState run(plan, eps, *arenas);
-    status = run.bind(inputs);
+    run.bind(inputs);
     for (size_t i = 0; status.is_ok() && i < plan.steps.size(); ++i) status = run.run_step(plan.steps[i]);
     for (size_t i = 0; status.is_ok() && i < outputs.size(); ++i) {
-      auto t = run.take_output(outputs[i]);
-      if (!t) status = t.status();
-      else result.push_back(std::move(*t));
+      auto v = run.take_output(outputs[i]);
+      if (!v) status = v.status();
+      else result.push_back(std::move(*v));
     }
   }
   pool.release(std::move(arenas));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "exec/execution_plan.h"
+#include "plugin_host/abi_objects.h"
 
 namespace loom::exec {
 
@@ -30,10 +31,13 @@ class ArenaPool {
   std::vector<std::unique_ptr<Arenas>> free_;
 };
 
-// Inputs are bound by name (validated by the caller); returns the values of
-// `outputs` (slots from plan.outputs) as host tensors.
-Expected<std::vector<Tensor>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
-                                      const std::map<std::string, Tensor>& inputs, const std::vector<SlotId>& outputs,
-                                      ArenaPool& pool);
+using ValuePtr = std::unique_ptr<LOOM_Value>;
+
+// Runs the plan once. `inputs` are bound by name (validated by the caller)
+// and borrowed for the run; returns new host values for `outputs` (slots from
+// plan.outputs).
+Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
+                                        const std::map<std::string, const LOOM_Value*>& inputs,
+                                        const std::vector<SlotId>& outputs, ArenaPool& pool);
 
 }  // namespace loom::exec

@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "exec/subgraph_plan.h"
 #include "memory/memory_planner.h"
 #include "plugin_host/abi_objects.h"
 
@@ -28,8 +29,9 @@ std::vector<std::string> reads_of(const ir::Node& n) {
 
 class PlanBuilder {
  public:
-  PlanBuilder(const ir::Graph& g, const partition::Assignment& a, const std::vector<EpInstance*>& eps)
-      : graph_(g), assignment_(a), eps_(eps), plan_(std::make_unique<ExecutionPlan>()) {}
+  PlanBuilder(const ir::Graph& g, const partition::Assignment& a, const std::vector<EpInstance*>& eps,
+              const PlanOptions& options)
+      : graph_(g), assignment_(a), eps_(eps), options_(options), plan_(std::make_unique<ExecutionPlan>()) {}
 
   Expected<std::unique_ptr<ExecutionPlan>> build() {
     plan_->graph_view = plugin_host::make_full_view(graph_);
@@ -106,6 +108,11 @@ class PlanBuilder {
   }
 
   void bind_graph_values() {
+    for (const std::string& in : options_.extra_inputs) {
+      SlotId s = new_slot(in, SlotKind::kGraphInput, 0);
+      value_slot_[in] = s;
+      plan_->inputs.emplace_back(in, s);
+    }
     for (const std::string& in : graph_.inputs) {
       auto init = graph_.initializers.find(in);
       SlotId s = new_slot(in, init != graph_.initializers.end() ? SlotKind::kConstant : SlotKind::kGraphInput, 0);
@@ -179,11 +186,7 @@ class PlanBuilder {
         LOOM_ASSIGN_OR_RETURN(SlotId s, input_slot(in, m, step.label));
         step.inputs.push_back(s);
       }
-      // Outer-scope captures of subgraphs are read by name from the run state
-      // by control-flow kernels; they only need to stay alive (see lifetimes).
-      for (const std::string& v : reads_of(n))
-        if (std::find(n.inputs.begin(), n.inputs.end(), v) == n.inputs.end() && value_slot_.count(v))
-          extra_reads_.emplace_back(plan_->steps.size(), value_slot_[v]);
+      LOOM_RETURN_IF_ERROR(plan_subgraphs(n, step));
       outputs = n.outputs;
       LOOM_Kernel_Create_Args args{};
       args.struct_size = LOOM_Kernel_Create_Args_STRUCT_SIZE;
@@ -206,6 +209,30 @@ class PlanBuilder {
       step.outputs.push_back(s);
     }
     plan_->steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  // Prepares each graph attribute's plan and binds the outer-scope values the
+  // bodies capture; those slots stay alive until this step (see lifetimes).
+  Status plan_subgraphs(const ir::Node& n, Step& step) {
+    for (const ir::Attribute& a : n.attributes) {
+      if (!a.graphs.empty())
+        return not_implemented(step.label + ": attribute '" + a.name + "' holds a list of graphs");
+      if (!a.graph) continue;
+      if (!options_.plan_subgraph) return not_implemented(step.label + ": subgraphs cannot be planned here");
+      auto sub = options_.plan_subgraph(*a.graph);
+      if (!sub) return sub.status().with_context(step.label + " subgraph '" + a.name + "'");
+      for (const std::string& v : (*sub)->captures) {
+        auto it = value_slot_.find(v);
+        if (it == value_slot_.end())
+          return invalid_graph(step.label + ": subgraph '" + a.name + "' reads '" + v + "', which is not defined");
+        // Bodies run on host-bound slots: bring device values to the host first.
+        LOOM_ASSIGN_OR_RETURN(SlotId host_slot, in_memory(it->second, 0));
+        step.captures[v] = host_slot;
+        extra_reads_.emplace_back(plan_->steps.size(), host_slot);
+      }
+      step.subgraphs[a.name] = *sub;
+    }
     return Status::ok();
   }
 
@@ -303,6 +330,7 @@ class PlanBuilder {
   const ir::Graph& graph_;
   const partition::Assignment& assignment_;
   const std::vector<EpInstance*>& eps_;
+  const PlanOptions& options_;
   std::unique_ptr<ExecutionPlan> plan_;
   std::unordered_map<ir::NodeId, const LOOM_NodeView*> views_;
   std::vector<int> memory_owner_;  // per memory kind: EP index owning it (-1 host)
@@ -314,8 +342,9 @@ class PlanBuilder {
 }  // namespace
 
 Expected<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& graph, const partition::Assignment& assignment,
-                                                    const std::vector<plugin_host::EpInstance*>& eps) {
-  return PlanBuilder(graph, assignment, eps).build();
+                                                    const std::vector<plugin_host::EpInstance*>& eps,
+                                                    const PlanOptions& options) {
+  return PlanBuilder(graph, assignment, eps, options).build();
 }
 
 }  // namespace loom::exec

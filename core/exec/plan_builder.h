@@ -3,6 +3,7 @@
 // crosses memory kinds, computes slot lifetimes and plans memory.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -11,7 +12,22 @@
 
 namespace loom::exec {
 
+struct SubgraphPlan;
+
+// Prepares the plan of a subgraph (partition + build_plan); provided by the
+// session so subgraphs are placed with the same EPs and policy.
+using SubgraphPlanner = std::function<Expected<std::shared_ptr<const SubgraphPlan>>(const ir::Graph& subgraph)>;
+
+struct PlanOptions {
+  // Names bound like graph inputs in addition to graph.inputs (a subgraph's
+  // outer-scope captures).
+  std::vector<std::string> extra_inputs;
+  // Required when a node has graph attributes; otherwise such a node fails.
+  SubgraphPlanner plan_subgraph;
+};
+
 Expected<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& graph, const partition::Assignment& assignment,
-                                                    const std::vector<plugin_host::EpInstance*>& eps);
+                                                    const std::vector<plugin_host::EpInstance*>& eps,
+                                                    const PlanOptions& options = {});
 
 }  // namespace loom::exec

@@ -6,12 +6,12 @@
 
 #include "loom/session.h"  // DimInfo
 #include "loom/tensor.h"
+#include "loom/value.h"
 
 namespace loom::ir {
 
-// What a value holds. Sequences and optionals are declared so that the IR can
-// carry them; kernels for them arrive with the control-flow work.
-enum class ValueKind { kTensor, kSequence, kOptional, kUnknown };
+// What a value holds (the public enum, shared with ValueInfo).
+using loom::ValueKind;
 
 struct ValueType {
   ValueKind kind = ValueKind::kTensor;

@@ -11,6 +11,7 @@
 #include "ir/graph.h"
 #include "loom/plugin_api.h"
 #include "loom/status.h"
+#include "loom/value.h"
 
 struct LOOM_Status {
   int32_t code = LOOM_STATUS_FAIL;
@@ -25,6 +26,16 @@ struct LOOM_Tensor {
   void* data = nullptr;  // NULL for strings and empty tensors
   const LOOM_MemoryInfo* memory = nullptr;
   std::vector<std::string>* strings = nullptr;  // STRING tensors only
+};
+
+// A value of any kind. Tensor data may live in the run's arena, device
+// memory or `owned`; sequence elements are host tensors owned here.
+struct LOOM_Value {
+  int32_t kind = LOOM_VALUE_NONE;
+  LOOM_Tensor tensor;    // kind TENSOR: the view
+  loom::Tensor owned;    // host storage the view points into, when owned or shared
+  int32_t elem_dtype = LOOM_DTYPE_UNDEFINED;  // kind SEQUENCE
+  std::vector<std::unique_ptr<LOOM_Value>> elements;  // kind SEQUENCE
 };
 
 struct LOOM_GraphView;
@@ -65,6 +76,11 @@ struct LOOM_KernelContext {
   virtual uint64_t output_count() const = 0;
   virtual LOOM_Tensor* output(uint64_t index, int32_t dtype, const int64_t* dims, uint64_t rank) = 0;
   virtual const LOOM_NodeView* node() const = 0;
+  virtual const LOOM_Value* input_value(uint64_t index) const = 0;
+  // Takes ownership of `value`.
+  virtual loom::Status set_output(uint64_t index, std::unique_ptr<LOOM_Value> value) = 0;
+  virtual loom::Status run_subgraph(const std::string& attr, const LOOM_Value* const* inputs, uint64_t input_count,
+                                    LOOM_Value** outputs, uint64_t output_count) = 0;
 };
 
 struct LOOM_ClaimSink {
@@ -91,6 +107,17 @@ std::unique_ptr<LOOM_GraphView> make_full_view(const ir::Graph& graph);
 // Status conversion. from_abi takes ownership of (and releases) `s`.
 Status from_abi(LOOM_Status* s);
 LOOM_Status* to_abi(const Status& s);
+
+// --- values ---
+// A tensor value viewing `t`'s storage (shared, not copied).
+std::unique_ptr<LOOM_Value> tensor_value(const Tensor& t);
+// A zero-filled host tensor value.
+Expected<std::unique_ptr<LOOM_Value>> new_tensor_value(DType dtype, const Dims& dims);
+// Deep copy into host memory (fails for data the host cannot read).
+Expected<std::unique_ptr<LOOM_Value>> clone_value(const LOOM_Value& v);
+// Conversions with the public Value; from_public shares tensor storage.
+std::unique_ptr<LOOM_Value> from_public(const Value& v);
+Expected<Value> to_public(const LOOM_Value& v);
 
 // The host function table handed to every plugin.
 const LOOM_HostApi* host_api();

@@ -216,6 +216,94 @@ LOOM_Tensor* kernel_output(LOOM_KernelContext* c, uint64_t i, int32_t dtype, con
 }
 const LOOM_NodeView* kernel_node(const LOOM_KernelContext* c) { return c->node(); }
 
+// --- values ---
+const LOOM_Value* kernel_input_value(const LOOM_KernelContext* c, uint64_t i) { return c->input_value(i); }
+int32_t value_kind(const LOOM_Value* v) { return v ? v->kind : LOOM_VALUE_NONE; }
+const LOOM_Tensor* value_tensor(const LOOM_Value* v) {
+  return v && v->kind == LOOM_VALUE_TENSOR ? &v->tensor : nullptr;
+}
+int32_t value_sequence_dtype(const LOOM_Value* v) {
+  return v && v->kind == LOOM_VALUE_SEQUENCE ? v->elem_dtype : LOOM_DTYPE_UNDEFINED;
+}
+uint64_t value_sequence_length(const LOOM_Value* v) {
+  return v && v->kind == LOOM_VALUE_SEQUENCE ? v->elements.size() : 0;
+}
+const LOOM_Value* value_sequence_at(const LOOM_Value* v, uint64_t i) {
+  if (!v || v->kind != LOOM_VALUE_SEQUENCE || i >= v->elements.size()) return nullptr;
+  return v->elements[i].get();
+}
+LOOM_Value* value_create_tensor(int32_t dtype, const int64_t* dims, uint64_t rank) {
+  try {
+    auto v = new_tensor_value(static_cast<DType>(dtype), Dims(dims, dims + rank));
+    return v ? v->release() : nullptr;
+  } catch (...) {
+    return nullptr;
+  }
+}
+LOOM_Value* value_create_sequence(int32_t elem_dtype) {
+  try {
+    auto* v = new LOOM_Value();
+    v->kind = LOOM_VALUE_SEQUENCE;
+    v->elem_dtype = elem_dtype;
+    return v;
+  } catch (...) {
+    return nullptr;
+  }
+}
+LOOM_Value* value_create_none() {
+  try {
+    return new LOOM_Value();
+  } catch (...) {
+    return nullptr;
+  }
+}
+LOOM_Value* value_clone(const LOOM_Value* v) {
+  if (v == nullptr) return nullptr;
+  try {
+    auto c = clone_value(*v);
+    return c ? c->release() : nullptr;
+  } catch (...) {
+    return nullptr;
+  }
+}
+LOOM_Tensor* value_mutable_tensor(LOOM_Value* v) { return v && v->kind == LOOM_VALUE_TENSOR ? &v->tensor : nullptr; }
+LOOM_Status* value_sequence_append(LOOM_Value* seq, LOOM_Value* element) {
+  std::unique_ptr<LOOM_Value> e(element);  // owned from here on, also on error
+  if (seq == nullptr || seq->kind != LOOM_VALUE_SEQUENCE)
+    return status_create(LOOM_STATUS_INVALID_ARGUMENT, view(std::string("value_sequence_append: not a sequence")));
+  if (!e || e->kind != LOOM_VALUE_TENSOR)
+    return status_create(LOOM_STATUS_INVALID_ARGUMENT,
+                         view(std::string("value_sequence_append: sequence elements must be tensors")));
+  if (seq->elem_dtype != LOOM_DTYPE_UNDEFINED && e->tensor.dtype != seq->elem_dtype)
+    return status_create(LOOM_STATUS_INVALID_ARGUMENT,
+                         view("value_sequence_append: element type " + dtype_name(static_cast<DType>(e->tensor.dtype)) +
+                              " differs from the sequence's " + dtype_name(static_cast<DType>(seq->elem_dtype))));
+  try {
+    seq->elements.push_back(std::move(e));
+  } catch (...) {
+    return status_create(LOOM_STATUS_OUT_OF_MEMORY, view(std::string("value_sequence_append: out of memory")));
+  }
+  return nullptr;
+}
+void value_release(LOOM_Value* v) { delete v; }
+LOOM_Status* kernel_set_output(LOOM_KernelContext* c, uint64_t i, LOOM_Value* value) {
+  std::unique_ptr<LOOM_Value> v(value);
+  if (!v) return status_create(LOOM_STATUS_INVALID_ARGUMENT, view(std::string("kernel_set_output: NULL value")));
+  try {
+    return to_abi(c->set_output(i, std::move(v)));
+  } catch (...) {
+    return status_create(LOOM_STATUS_FAIL, view(std::string("kernel_set_output failed")));
+  }
+}
+LOOM_Status* kernel_run_subgraph(LOOM_KernelContext* c, LOOM_StringView attr, const LOOM_Value* const* inputs,
+                                 uint64_t input_count, LOOM_Value** outputs, uint64_t output_count) {
+  try {
+    return to_abi(c->run_subgraph(str(attr), inputs, input_count, outputs, output_count));
+  } catch (const std::exception& e) {
+    return status_create(LOOM_STATUS_FAIL, view(std::string("kernel_run_subgraph: ") + e.what()));
+  }
+}
+
 LOOM_HostApi make_table() {
   LOOM_HostApi t{};
   t.struct_size = LOOM_HostApi_STRUCT_SIZE;
@@ -273,6 +361,21 @@ LOOM_HostApi make_table() {
   t.kernel_output_count = kernel_output_count;
   t.kernel_output = kernel_output;
   t.kernel_node = kernel_node;
+  t.kernel_input_value = kernel_input_value;
+  t.value_kind = value_kind;
+  t.value_tensor = value_tensor;
+  t.value_sequence_dtype = value_sequence_dtype;
+  t.value_sequence_length = value_sequence_length;
+  t.value_sequence_at = value_sequence_at;
+  t.value_create_tensor = value_create_tensor;
+  t.value_create_sequence = value_create_sequence;
+  t.value_create_none = value_create_none;
+  t.value_clone = value_clone;
+  t.value_mutable_tensor = value_mutable_tensor;
+  t.value_sequence_append = value_sequence_append;
+  t.value_release = value_release;
+  t.kernel_set_output = kernel_set_output;
+  t.kernel_run_subgraph = kernel_run_subgraph;
   return t;
 }
 

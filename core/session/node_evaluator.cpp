@@ -32,11 +32,20 @@ transform::NodeEvaluator make_node_evaluator(plugin_host::EpInstance& ep) {
     LOOM_ASSIGN_OR_RETURN(partition::Assignment a, partition::partition(pin));
     LOOM_ASSIGN_OR_RETURN(std::unique_ptr<exec::ExecutionPlan> plan, exec::build_plan(g, a, pin.eps));
     exec::ArenaPool pool(*plan);
-    LOOM_ASSIGN_OR_RETURN(std::vector<Tensor> produced, exec::execute(*plan, pin.eps, {}, plan->outputs, pool));
+    LOOM_ASSIGN_OR_RETURN(std::vector<exec::ValuePtr> produced, exec::execute(*plan, pin.eps, {}, plan->outputs, pool));
     // Map back to the node's output positions (unnamed outputs stay empty).
+    // Only tensors can become initializers.
     std::vector<Tensor> out;
     size_t k = 0;
-    for (const std::string& o : node.outputs) out.push_back(o.empty() ? Tensor() : produced[k++]);
+    for (const std::string& o : node.outputs) {
+      if (o.empty()) {
+        out.emplace_back();
+        continue;
+      }
+      LOOM_ASSIGN_OR_RETURN(Value v, plugin_host::to_public(*produced[k++]));
+      if (!v.is_tensor()) return not_implemented("output '" + o + "' is not a tensor");
+      out.push_back(v.tensor());
+    }
     return out;
   };
 }

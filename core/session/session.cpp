@@ -6,6 +6,7 @@
 #include "base/logging.h"
 #include "exec/executor.h"
 #include "exec/plan_builder.h"
+#include "exec/subgraph_plan.h"
 #include "onnx/model_loader.h"
 #include "partition/partitioner.h"
 #include "plugin_host/plugin_registry.h"
@@ -37,9 +38,13 @@ struct Session::Impl {
     ep_storage.clear();
   }
 
+  partition::PartitionInputs partition_inputs;  // graph left empty; reused for subgraphs
+
   Status create_eps(const SessionOptions& options, size_t* priority_count, int* fallback);
+  exec::PlanOptions plan_options(std::vector<std::string> extra_inputs);
+  Expected<std::shared_ptr<const exec::SubgraphPlan>> plan_subgraph(const ir::Graph& subgraph);
   Status prepare(onnxio::LoadedModel model, const SessionOptions& options);
-  Status validate_inputs(const std::map<std::string, Tensor>& feeds) const;
+  Status validate_inputs(const std::map<std::string, Value>& feeds) const;
 };
 
 Session::Session() : impl_(std::make_unique<Impl>()) {}
@@ -111,6 +116,7 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
     ValueInfo vi;
     vi.name = in;
     if (const ir::ValueType* t = graph->type_of(in)) {
+      vi.kind = t->kind;
       vi.dtype = t->dtype;
       vi.has_shape = t->has_shape;
       vi.shape = t->dims;
@@ -122,6 +128,7 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
     ValueInfo vi;
     vi.name = out;
     if (const ir::ValueType* t = graph->type_of(out)) {
+      vi.kind = t->kind;
       vi.dtype = t->dtype;
       vi.has_shape = t->has_shape;
       vi.shape = t->dims;
@@ -139,19 +146,42 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
     }
   LOOM_RETURN_IF_ERROR(transform::optimize(*graph, env->config().optimization_level, ctx).with_context(model_name));
 
-  partition::PartitionInputs pin;
+  partition_inputs.eps = eps;
+  partition_inputs.priority_count = priority_count;
+  partition_inputs.fallback = fallback;
+  partition_inputs.policy = env->config().fallback;
+  partition_inputs.model_name = model_name;
+  partition::PartitionInputs pin = partition_inputs;
   pin.graph = graph.get();
-  pin.eps = eps;
-  pin.priority_count = priority_count;
-  pin.fallback = fallback;
-  pin.policy = env->config().fallback;
-  pin.model_name = model_name;
   LOOM_ASSIGN_OR_RETURN(partition::Assignment assignment, partition::partition(pin));
   placement = assignment.report;
-  LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps));
+  LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps, plan_options({})));
   arenas = std::make_unique<exec::ArenaPool>(*plan);
   log::logger()->debug("{}: plan\n{}", model_name, plan->to_string());
   return Status::ok();
+}
+
+exec::PlanOptions Session::Impl::plan_options(std::vector<std::string> extra_inputs) {
+  exec::PlanOptions o;
+  o.extra_inputs = std::move(extra_inputs);
+  o.plan_subgraph = [this](const ir::Graph& g) { return plan_subgraph(g); };
+  return o;
+}
+
+// Subgraphs are partitioned with the session's EPs and policy (an EP may
+// claim nodes inside them) and planned like the main graph; the values they
+// capture from enclosing graphs become extra inputs bound by name.
+Expected<std::shared_ptr<const exec::SubgraphPlan>> Session::Impl::plan_subgraph(const ir::Graph& subgraph) {
+  partition::PartitionInputs pin = partition_inputs;
+  pin.graph = &subgraph;
+  pin.model_name = model_name + " subgraph '" + subgraph.name + "'";
+  LOOM_ASSIGN_OR_RETURN(partition::Assignment assignment, partition::partition(pin));
+  auto sub = std::make_shared<exec::SubgraphPlan>();
+  sub->formal_inputs = subgraph.inputs;
+  for (const std::string& c : subgraph.outer_scope_references()) sub->captures.push_back(c);
+  LOOM_ASSIGN_OR_RETURN(sub->plan, exec::build_plan(subgraph, assignment, eps, plan_options(sub->captures)));
+  sub->arenas = std::make_unique<exec::ArenaPool>(*sub->plan);
+  return std::shared_ptr<const exec::SubgraphPlan>(std::move(sub));
 }
 
 Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<Environment> env, const std::string& model_path,
@@ -181,13 +211,13 @@ const PlacementReport& Session::placement() const { return impl_->placement; }
 std::string Session::describe_plan() const { return impl_->plan->to_string(); }
 int64_t Session::planned_peak_bytes() const { return impl_->plan->planned_peak_bytes(); }
 
-Status Session::Impl::validate_inputs(const std::map<std::string, Tensor>& feeds) const {
+Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds) const {
   auto names = [&] {
     std::string s;
     for (const ValueInfo& v : inputs) s += (s.empty() ? "" : ", ") + v.name;
     return s;
   };
-  for (const auto& [name, t] : feeds) {
+  for (const auto& [name, value] : feeds) {
     const bool overridable = graph->is_graph_input(name) && graph->is_initializer(name);
     const ValueInfo* info = nullptr;
     for (const ValueInfo& v : inputs)
@@ -195,16 +225,28 @@ Status Session::Impl::validate_inputs(const std::map<std::string, Tensor>& feeds
     if (info == nullptr && !overridable)
       return invalid_argument(model_name + ": unknown input '" + name + "' (model inputs: " + names() + ")");
     if (info == nullptr) continue;
+    const std::string where = model_name + ": input '" + name + "'";
+    if (info->kind == ValueKind::kSequence && !value.is_sequence())
+      return invalid_argument(where + " must be a sequence");
+    if (info->kind == ValueKind::kTensor && !value.is_tensor()) return invalid_argument(where + " must be a tensor");
+    if (value.is_sequence()) {
+      if (info->dtype != DType::kUndefined && value.sequence_dtype() != DType::kUndefined &&
+          info->dtype != value.sequence_dtype())
+        return invalid_argument(where + " must be a sequence of " + dtype_name(info->dtype) + ", got " +
+                                dtype_name(value.sequence_dtype()));
+      continue;
+    }
+    if (!value.is_tensor()) continue;  // an empty optional
+    const Tensor& t = value.tensor();
     if (info->dtype != DType::kUndefined && info->dtype != t.dtype())
-      return invalid_argument(model_name + ": input '" + name + "' must be " + dtype_name(info->dtype) + ", got " +
-                              dtype_name(t.dtype()));
+      return invalid_argument(where + " must be " + dtype_name(info->dtype) + ", got " + dtype_name(t.dtype()));
     if (info->has_shape) {
       if (info->shape.size() != t.dims().size())
-        return invalid_argument(model_name + ": input '" + name + "' must have rank " +
-                                std::to_string(info->shape.size()) + ", got shape " + dims_string(t.dims()));
+        return invalid_argument(where + " must have rank " + std::to_string(info->shape.size()) + ", got shape " +
+                                dims_string(t.dims()));
       for (size_t i = 0; i < info->shape.size(); ++i)
         if (info->shape[i].value >= 0 && info->shape[i].value != t.dims()[i])
-          return invalid_argument(model_name + ": input '" + name + "' dimension " + std::to_string(i) + " must be " +
+          return invalid_argument(where + " dimension " + std::to_string(i) + " must be " +
                                   std::to_string(info->shape[i].value) + ", got shape " + dims_string(t.dims()));
     }
   }
@@ -213,8 +255,8 @@ Status Session::Impl::validate_inputs(const std::map<std::string, Tensor>& feeds
   return Status::ok();
 }
 
-Expected<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs,
-                                           const std::vector<std::string>& output_names) const {
+Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Value>& inputs,
+                                                 const std::vector<std::string>& output_names) const {
   LOOM_RETURN_IF_ERROR(impl_->validate_inputs(inputs));
   const exec::ExecutionPlan& plan = *impl_->plan;
   std::vector<exec::SlotId> wanted;
@@ -228,9 +270,35 @@ Expected<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& 
       wanted.push_back(plan.outputs[it - plan.output_names.begin()]);
     }
   }
-  auto result = exec::execute(plan, impl_->eps, inputs, wanted, *impl_->arenas);
+  // Views of the caller's values; tensors share storage, nothing is copied.
+  std::vector<std::unique_ptr<LOOM_Value>> owned;
+  std::map<std::string, const LOOM_Value*> feeds;
+  for (const auto& [name, v] : inputs) {
+    owned.push_back(plugin_host::from_public(v));
+    feeds[name] = owned.back().get();
+  }
+  auto result = exec::execute(plan, impl_->eps, feeds, wanted, *impl_->arenas);
   if (!result) return result.status().with_context(impl_->model_name);
-  return result;
+  std::vector<Value> out;
+  for (const auto& v : *result) {
+    LOOM_ASSIGN_OR_RETURN(Value pv, plugin_host::to_public(*v));
+    out.push_back(std::move(pv));
+  }
+  return out;
+}
+
+Expected<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs,
+                                           const std::vector<std::string>& output_names) const {
+  std::map<std::string, Value> values(inputs.begin(), inputs.end());
+  LOOM_ASSIGN_OR_RETURN(std::vector<Value> result, run_values(values, output_names));
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < result.size(); ++i) {
+    if (!result[i].is_tensor())
+      return invalid_argument(impl_->model_name + ": output " + std::to_string(i) +
+                              " is a sequence or optional; use run_values");
+    out.push_back(result[i].tensor());
+  }
+  return out;
 }
 
 }  // namespace loom

@@ -10,5 +10,12 @@ void register_elementwise_kernels(sdk::KernelRegistry& r);  // unary, binary, va
 void register_tensor_kernels(sdk::KernelRegistry& r);       // shape / data movement
 void register_reduction_kernels(sdk::KernelRegistry& r);    // reductions, softmax, norms, TopK, CumSum
 void register_nn_kernels(sdk::KernelRegistry& r);           // Conv, pooling, MatMul, Gemm, quantization
+void register_sequence_kernels(sdk::KernelRegistry& r);     // Sequence*, SplitToSequence, ConcatFromSequence
+void register_optional_kernels(sdk::KernelRegistry& r);     // Optional, OptionalHasElement, OptionalGetElement
+void register_control_flow_kernels(sdk::KernelRegistry& r);  // If, Loop, Scan, SequenceMap
+void register_text_kernels(sdk::KernelRegistry& r);         // StringNormalizer, TfIdfVectorizer
+void register_training_kernels(sdk::KernelRegistry& r);     // ai.onnx.preview.training optimizers
+void register_random_kernels(sdk::KernelRegistry& r);       // RandomUniform/Normal(Like), Bernoulli
+void register_signal_kernels(sdk::KernelRegistry& r);       // DFT, STFT, windows, MelWeightMatrix
 
 }  // namespace loom::reference

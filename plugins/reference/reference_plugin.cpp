@@ -15,6 +15,13 @@ sdk::KernelRegistry build_registry() {
   register_tensor_kernels(r);
   register_reduction_kernels(r);
   register_nn_kernels(r);
+  register_sequence_kernels(r);
+  register_optional_kernels(r);
+  register_control_flow_kernels(r);
+  register_text_kernels(r);
+  register_training_kernels(r);
+  register_random_kernels(r);
+  register_signal_kernels(r);
   return r;
 }
 

@@ -10,8 +10,9 @@
       one line on stderr that starts with "loom run: " and names the file.
   cli_check.py compare --loom L --case DIR --workdir W
       Runs an ONNX backend test case (first data set) with --save-outputs and
-      compares the saved outputs with output_*.pb (needs onnx and numpy; exits
-      77 = skipped when they are missing).
+      compares the saved outputs with output_*.pb: TensorProto, or
+      SequenceProto / OptionalProto for sequence / optional outputs (needs onnx
+      and numpy; exits 77 = skipped when they are missing).
 Exit 0 on success, 1 with a reason on stderr otherwise.
 """
 import argparse
@@ -85,10 +86,69 @@ def cmd_bad_model(args):
     check_one_line_failure(p, "loom run: ", [os.path.basename(path)])
 
 
+def proto_class(type_proto):
+    """The proto a .pb of `type_proto`'s kind holds (as numpy_helper writes it)."""
+    import onnx
+    kind = type_proto.WhichOneof("value")
+    if kind == "sequence_type":
+        return onnx.SequenceProto
+    if kind == "optional_type":
+        return onnx.OptionalProto
+    return onnx.TensorProto
+
+
+def saved_proto_name(path, type_proto):
+    p = proto_class(type_proto)()
+    p.ParseFromString(open(path, "rb").read())
+    return p.name
+
+
+def load_value(path, type_proto):
+    """numpy array, list of arrays (sequence) or None (empty optional)."""
+    import onnx
+    from onnx import numpy_helper
+    p = proto_class(type_proto)()
+    p.ParseFromString(open(path, "rb").read())
+    if isinstance(p, onnx.SequenceProto):
+        return [numpy_helper.to_array(t) for t in p.tensor_values]
+    if isinstance(p, onnx.OptionalProto):
+        if p.HasField("tensor_value"):
+            return numpy_helper.to_array(p.tensor_value)
+        if p.HasField("sequence_value"):
+            return [numpy_helper.to_array(t) for t in p.sequence_value.tensor_values]
+        return None
+    return numpy_helper.to_array(p)
+
+
+def compare_values(expected, actual, where):
+    """None when equal within rtol 1e-3 / atol 1e-7 (NaN equals NaN), else a reason."""
+    import numpy as np
+    if isinstance(expected, list) or isinstance(actual, list):
+        if not (isinstance(expected, list) and isinstance(actual, list)):
+            return f"{where}: kind differs (sequence vs tensor)"
+        if len(expected) != len(actual):
+            return f"{where}: sequence length {len(actual)} != expected {len(expected)}"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            r = compare_values(e, a, f"{where}[{i}]")
+            if r:
+                return r
+        return None
+    if expected is None or actual is None:
+        return None if expected is None and actual is None else f"{where}: optional presence differs"
+    if actual.dtype != expected.dtype or actual.shape != expected.shape:
+        return f"{where}: {actual.dtype}{actual.shape} != expected {expected.dtype}{expected.shape}"
+    if expected.dtype.kind in "fc":
+        if not np.allclose(actual, expected, rtol=1e-3, atol=1e-7, equal_nan=True):
+            return f"{where}: values differ (max abs diff {np.abs(actual - expected).max()})"
+    elif not np.array_equal(actual, expected):
+        return f"{where}: values differ"
+    return None
+
+
 def cmd_compare(args):
     try:
-        import numpy as np
-        from onnx import TensorProto, numpy_helper
+        import numpy  # noqa: F401
+        from onnx import numpy_helper  # noqa: F401
     except ImportError as e:
         print(f"skipped: {e}", file=sys.stderr)
         sys.exit(SKIP)
@@ -113,21 +173,16 @@ def cmd_compare(args):
     if p.stdout:
         fail(f"--quiet printed on stdout:\n{show(p)}")
     for info, f in zip(model.graph.output, out_files):
-        expected_proto = TensorProto()
-        expected_proto.ParseFromString(open(f, "rb").read())
-        expected = numpy_helper.to_array(expected_proto)
+        expected = load_value(f, info.type)
         saved = os.path.join(out_dir, info.name + ".pb")
         if not os.path.exists(saved):
             fail(f"output '{info.name}' not saved at {saved}")
-        actual_proto = TensorProto()
-        actual_proto.ParseFromString(open(saved, "rb").read())
-        if actual_proto.name != info.name:
-            fail(f"saved TensorProto is named '{actual_proto.name}', expected '{info.name}'")
-        actual = numpy_helper.to_array(actual_proto)
-        if actual.dtype != expected.dtype or actual.shape != expected.shape:
-            fail(f"output '{info.name}': {actual.dtype}{actual.shape} != expected {expected.dtype}{expected.shape}")
-        if not np.allclose(actual, expected, rtol=1e-3, atol=1e-7, equal_nan=True):
-            fail(f"output '{info.name}': values differ (max abs diff {np.abs(actual - expected).max()})")
+        saved_name = saved_proto_name(saved, info.type)
+        if saved_name != info.name:
+            fail(f"saved proto is named '{saved_name}', expected '{info.name}'")
+        reason = compare_values(expected, load_value(saved, info.type), f"output '{info.name}'")
+        if reason:
+            fail(reason)
     print(f"{len(out_files)} output(s) match")
 
 

@@ -1,7 +1,9 @@
 // Runs ONNX backend test cases (model.onnx + test_data_set_*/{input,output}_N.pb)
 // through the public C++ API and compares with the expected outputs
 // (rtol 1e-3, atol 1e-7, NaN equals NaN, exact for integers, booleans and
-// strings; dtype and shape must match).
+// strings; dtype and shape must match). Inputs and outputs may be tensors,
+// sequences (compared element by element) or optionals (presence, then
+// contents); each .pb is read as the proto its declared kind calls for.
 //
 // Every case must behave as the expectations file says: a case listed there
 // (with a reason) must fail, every other case must pass. An unexpected pass
@@ -10,6 +12,7 @@
 // Usage: loom_conformance --suite DIR --expectations FILE [--filter SUBSTRING]
 // Prints each unexpected result and ends with "N passed, M failed".
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -85,13 +88,62 @@ std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
   std::vector<std::pair<int, fs::path>> files;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string f = e.path().filename().string();
-    if (f.rfind(prefix, 0) == 0 && e.path().extension() == ".pb")
-      files.emplace_back(std::stoi(f.substr(prefix.size())), e.path());
+    int index = 0;
+    const char* first = f.data() + prefix.size();
+    if (f.rfind(prefix, 0) == 0 && e.path().extension() == ".pb" &&
+        std::from_chars(first, f.data() + f.size(), index).ec == std::errc())
+      files.emplace_back(index, e.path());
   }
   std::sort(files.begin(), files.end());
   std::vector<fs::path> out;
   for (auto& [i, p] : files) out.push_back(p);
   return out;
+}
+
+// numpy has no bfloat16: the test data stores its bit patterns as uint16.
+Tensor as_declared(Tensor t, const ValueInfo& info) {
+  if (info.dtype == DType::kBFloat16 && t.dtype() == DType::kUint16)
+    if (auto bf = Tensor::from_bytes(DType::kBFloat16, t.dims(), t.data(), t.byte_size())) return std::move(bf).value();
+  return t;
+}
+
+// Reads `path` as `info` declares it; an empty sequence gets the declared
+// element type. For inputs (`is_input`) the bfloat16 rule applies to every
+// tensor; expected outputs are compared as stored.
+Expected<Value> read_declared(const fs::path& path, const ValueInfo& info, bool is_input) {
+  auto v = read_value_pb(path.string(), info.kind);
+  if (!v) return v.status();
+  auto fix = [&](const Tensor& t) { return is_input ? as_declared(t, info) : t; };
+  if (v->is_tensor()) return Value(fix(v->tensor()));
+  if (v->is_sequence()) {
+    std::vector<Tensor> elements;
+    for (const Tensor& t : v->elements()) elements.push_back(fix(t));
+    const DType dtype = elements.empty() ? info.dtype : elements.front().dtype();
+    return Value::sequence(dtype, std::move(elements));
+  }
+  return v;
+}
+
+std::string kind_name(const Value& v) {
+  return v.is_none() ? "an empty optional" : v.is_tensor() ? "a tensor" : "a sequence";
+}
+
+// Empty string when equal within tolerance, else the reason. An optional is
+// compared by presence, then by what it holds.
+std::string compare_values(const Value& expected, const Value& actual, const std::string& name) {
+  if (expected.kind() != actual.kind()) return name + ": got " + kind_name(actual) + ", expected " + kind_name(expected);
+  if (expected.is_tensor()) return compare(expected.tensor(), actual.tensor(), name);
+  if (expected.is_sequence()) {
+    const auto& e = expected.elements();
+    const auto& a = actual.elements();
+    if (e.size() != a.size())
+      return name + ": sequence length " + std::to_string(a.size()) + " != expected " + std::to_string(e.size());
+    for (size_t i = 0; i < e.size(); ++i) {
+      std::string diff = compare(e[i], a[i], name + "[" + std::to_string(i) + "]");
+      if (!diff.empty()) return diff;
+    }
+  }
+  return "";
 }
 
 // Empty string when the case passes, else why it failed.
@@ -106,24 +158,24 @@ std::string run_case(const std::shared_ptr<Environment>& env, const fs::path& di
   std::sort(sets.begin(), sets.end());
   if (sets.empty()) return "no test data sets";
   for (const fs::path& set : sets) {
-    std::map<std::string, Tensor> feeds;
+    std::map<std::string, Value> feeds;
     std::vector<fs::path> in_files = numbered(set, "input_");
     for (size_t i = 0; i < in_files.size(); ++i) {
       if (i >= inputs.size()) return "more input files than model inputs";
-      auto t = read_tensor_pb(in_files[i].string());
-      if (!t) return t.status().message();
-      // numpy has no bfloat16: the test data stores its bit patterns as uint16.
-      if (inputs[i].dtype == DType::kBFloat16 && t->tensor.dtype() == DType::kUint16)
-        t->tensor = *Tensor::from_bytes(DType::kBFloat16, t->tensor.dims(), t->tensor.data(), t->tensor.byte_size());
-      feeds[inputs[i].name] = t->tensor;
+      auto v = read_declared(in_files[i], inputs[i], true);
+      if (!v) return v.status().message();
+      feeds[inputs[i].name] = std::move(v).value();
     }
-    auto result = (*session)->run(feeds);
+    auto result = (*session)->run_values(feeds);
     if (!result) return result.status().message();
     std::vector<fs::path> out_files = numbered(set, "output_");
+    if (result->size() < std::min(out_files.size(), outputs.size()))
+      return "the session returned " + std::to_string(result->size()) + " outputs for " +
+             std::to_string(outputs.size()) + " declared";
     for (size_t i = 0; i < out_files.size() && i < outputs.size(); ++i) {
-      auto expected = read_tensor_pb(out_files[i].string());
+      auto expected = read_declared(out_files[i], outputs[i], false);
       if (!expected) return "expected output: " + expected.status().message();
-      std::string diff = compare(expected->tensor, (*result)[i], "output '" + outputs[i].name + "'");
+      std::string diff = compare_values(*expected, (*result)[i], "output '" + outputs[i].name + "'");
       if (!diff.empty()) return diff;
     }
   }

@@ -1,7 +1,8 @@
 // `loom run`: runs a model once on given or random inputs. Its flags, output
 // files and failure line are a contract with outside conformance harnesses
-// (tests/conformance/check_onnx_tests.py): DIR/<output name>.pb per output,
-// exit 1 and one line "loom run: <reason>" on stderr on any failure.
+// (tests/conformance/check_onnx_tests.py): DIR/<output name>.pb per output
+// (TensorProto, or SequenceProto / OptionalProto for sequence / optional
+// outputs, as numpy_helper writes them), exit 1 and one line "loom run: <reason>" on stderr on any failure.
 #include <charconv>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "commands.h"
 #include "loom/session.h"
 #include "loom/tensor_io.h"
+#include "input_values.h"
 #include "tensor_values.h"
 
 namespace loom::tools {
@@ -92,8 +94,6 @@ Expected<Dims> resolve_shape(const ValueInfo& info, const std::map<std::string, 
   return out;
 }
 
-std::string shape_string(const Tensor& t) { return dims_string(t.dims()); }
-
 // DIR/<name>.pb, refusing names that would land outside DIR.
 Expected<fs::path> output_path(const fs::path& dir, const std::string& name) {
   const fs::path rel = fs::path(name + ".pb").lexically_normal();
@@ -102,15 +102,15 @@ Expected<fs::path> output_path(const fs::path& dir, const std::string& name) {
   return dir / rel;
 }
 
-Expected<std::map<std::string, Tensor>> gather_inputs(const Session& session, const RunRequest& r,
-                                                      bool print) {
+Expected<std::map<std::string, Value>> gather_inputs(const Session& session, const RunRequest& r,
+                                                     bool print) {
   const auto& infos = session.inputs();
   auto find_info = [&](const std::string& name) -> const ValueInfo* {
     for (const auto& i : infos)
       if (i.name == name) return &i;
     return nullptr;
   };
-  std::map<std::string, Tensor> feeds;
+  std::map<std::string, Value> feeds;
   for (const auto& [name, path] : r.inputs) {
     const ValueInfo* info = find_info(name);
     if (info == nullptr) {
@@ -119,19 +119,11 @@ Expected<std::map<std::string, Tensor>> gather_inputs(const Session& session, co
       return invalid_argument("--input '" + name + "': the model has no input named '" + name + "' (its inputs: " +
                               (names.empty() ? "none" : names) + ")");
     }
-    auto nt = read_tensor_pb(path);
-    if (!nt) return nt.status().with_context("--input '" + name + "'");
-    // The ONNX backend test data stores bfloat16 values as uint16 tensors
-    // holding the bit patterns (numpy has no bfloat16); take them as such.
-    if (info->dtype == DType::kBFloat16 && nt->tensor.dtype() == DType::kUint16) {
-      auto as_bf16 = Tensor::from_bytes(DType::kBFloat16, nt->tensor.dims(), nt->tensor.data(), nt->tensor.byte_size());
-      if (!as_bf16) return as_bf16.status().with_context("--input '" + name + "'");
-      nt->tensor = std::move(as_bf16).value();
-    }
-    if (info->dtype != DType::kUndefined && nt->tensor.dtype() != info->dtype)
-      return invalid_argument("--input '" + name + "': " + path + " holds " + dtype_name(nt->tensor.dtype()) +
-                              " but the model expects " + dtype_name(info->dtype));
-    feeds[name] = std::move(nt->tensor);
+    // The file holds the proto of the input's declared kind: TensorProto,
+    // SequenceProto or OptionalProto.
+    auto value = read_input_value(*info, path);
+    if (!value) return value.status().with_context("--input '" + name + "'");
+    feeds[name] = std::move(value).value();
   }
   for (const auto& [symbol, value] : r.dims) {
     bool used = false;
@@ -143,12 +135,10 @@ Expected<std::map<std::string, Tensor>> gather_inputs(const Session& session, co
   for (const auto& info : infos) {
     if (feeds.count(info.name)) continue;
     LOOM_ASSIGN_OR_RETURN(Dims dims, resolve_shape(info, r.dims));
-    auto t = random_tensor(info.dtype, dims, rng);
-    if (!t) return t.status().with_context("generating input '" + info.name + "'");
-    if (print)
-      std::cout << "input " << info.name << ": " << dtype_name(t->dtype()) << " " << shape_string(*t)
-                << " (random)\n";
-    feeds[info.name] = std::move(t).value();
+    auto v = random_input_value(info, dims, rng);
+    if (!v) return v.status().with_context("generating input '" + info.name + "'");
+    if (print) std::cout << "input " << info.name << ": " << describe_value(*v, info.kind, false) << " (random)\n";
+    feeds[info.name] = std::move(v).value();
   }
   return feeds;
 }
@@ -169,7 +159,7 @@ int run_main(const ParsedArgs& args) {
   auto feeds = gather_inputs(**session, r, print);
   if (!feeds) return report_failure(kName, feeds.status().message());
 
-  auto outputs = (*session)->run(*feeds);
+  auto outputs = (*session)->run_values(*feeds);
   if (!outputs) return report_failure(kName, outputs.status().message());
   const auto& infos = (*session)->outputs();
   if (outputs->size() != infos.size())
@@ -177,11 +167,8 @@ int run_main(const ParsedArgs& args) {
                                      std::to_string(infos.size()) + " declared by the model");
 
   if (print) {
-    for (size_t i = 0; i < infos.size(); ++i) {
-      const Tensor& t = (*outputs)[i];
-      std::cout << "output " << infos[i].name << ": " << dtype_name(t.dtype()) << " " << shape_string(t) << " "
-                << preview_values(t) << "\n";
-    }
+    for (size_t i = 0; i < infos.size(); ++i)
+      std::cout << "output " << infos[i].name << ": " << describe_value((*outputs)[i], infos[i].kind, true) << "\n";
   }
 
   if (r.save_dir) {
@@ -193,7 +180,8 @@ int run_main(const ParsedArgs& args) {
       auto path = output_path(dir, infos[i].name);
       if (!path) return report_failure(kName, path.status().message());
       if (path->has_parent_path()) fs::create_directories(path->parent_path(), ec);
-      Status st = write_tensor_pb((*outputs)[i], infos[i].name, path->string());
+      // TensorProto, SequenceProto or OptionalProto by the declared kind.
+      Status st = write_value_pb((*outputs)[i], infos[i].kind, infos[i].name, path->string());
       if (!st) return report_failure(kName, "saving output '" + infos[i].name + "': " + st.message());
     }
   }
@@ -211,9 +199,11 @@ Command run_command() {
           "--model M.onnx [--input NAME=PATH.pb ...] [--save-outputs DIR] [options]",
           {
               {"model", "M.onnx", "the model to run (required)"},
-              {"input", "NAME=PATH.pb", "feed input NAME from a TensorProto file (repeatable); "
-                                        "inputs not given get random values", true},
-              {"save-outputs", "DIR", "write each output to DIR/<output name>.pb"},
+              {"input", "NAME=PATH.pb", "feed input NAME from a TensorProto file (SequenceProto / OptionalProto "
+                                        "for sequence / optional inputs; repeatable); inputs not given get "
+                                        "random values", true},
+              {"save-outputs", "DIR", "write each output to DIR/<output name>.pb (TensorProto, SequenceProto or "
+                                  "OptionalProto by the output's kind)"},
               {"providers", "a,b", "execution providers in priority order"},
               {"config", "F", "JSON configuration file"},
               {"dim", "SYMBOL=VALUE", "size of a symbolic input dimension for random inputs (default 1; "

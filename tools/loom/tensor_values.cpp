@@ -138,4 +138,27 @@ std::string preview_values(const Tensor& t, size_t max_values) {
   return s + "]";
 }
 
+std::string describe_value(const Value& v, ValueKind declared, bool with_values, size_t max_elements) {
+  const std::string prefix = declared == ValueKind::kOptional ? "optional " : "";
+  if (v.is_none()) return declared == ValueKind::kOptional ? "optional, empty" : "none";
+  if (v.is_tensor()) {
+    const Tensor& t = v.tensor();
+    std::string s = prefix + dtype_name(t.dtype()) + " " + dims_string(t.dims());
+    return with_values ? s + " " + preview_values(t) : s;
+  }
+  const auto& elements = v.elements();
+  std::string s = prefix + "sequence of " + std::to_string(elements.size()) + " " + dtype_name(v.sequence_dtype());
+  const size_t shown = std::min(elements.size(), max_elements);
+  for (size_t i = 0; i < shown; ++i) {
+    const Tensor& t = elements[i];
+    if (with_values)
+      s += "\n  [" + std::to_string(i) + "]: " + dims_string(t.dims()) + " " + preview_values(t);
+    else
+      s += (i ? ", " : ": ") + dims_string(t.dims());
+  }
+  if (elements.size() > shown)
+    s += (with_values ? "\n  ... " : ", ... ") + std::to_string(elements.size() - shown) + " more";
+  return s;
+}
+
 }  // namespace loom::tools

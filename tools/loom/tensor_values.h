@@ -1,5 +1,5 @@
-// Making and showing tensor values in the tools: random inputs for
-// `loom run` and short previews of outputs.
+// Making and showing values in the tools: random tensors for `loom run` and
+// short previews of outputs.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "loom/tensor.h"
+#include "loom/value.h"
 
 namespace loom::tools {
 
@@ -16,6 +17,13 @@ Expected<Tensor> random_tensor(DType dtype, const Dims& dims, std::mt19937_64& r
 
 // "[v0, v1, ...]" with at most `max_values` values.
 std::string preview_values(const Tensor& t, size_t max_values = 8);
+
+// One-line summary of a value of declared kind `declared`, e.g.
+// "float [3,4]", "optional float [3]", "optional, empty",
+// "sequence of 2 float: [2,3], [4]". With `with_values`, tensors are followed
+// by a preview_values() and a sequence by one indented line per element
+// (at most `max_elements`).
+std::string describe_value(const Value& v, ValueKind declared, bool with_values, size_t max_elements = 8);
 
 // IEEE half and bfloat16 bit patterns <-> float (round to nearest even).
 uint16_t float_to_half(float f);

@@ -6,3 +6,4 @@
 #include "loom/status.h"
 #include "loom/tensor.h"
 #include "loom/tensor_io.h"
+#include "loom/value.h"

@@ -12,6 +12,7 @@
 #include "loom/environment.h"
 #include "loom/status.h"
 #include "loom/tensor.h"
+#include "loom/value.h"
 
 namespace loom {
 
@@ -23,6 +24,7 @@ struct DimInfo {
 
 struct ValueInfo {
   std::string name;
+  ValueKind kind = ValueKind::kTensor;  // for sequences/optionals, dtype is the element type
   DType dtype = DType::kUndefined;
   bool has_shape = false;  // false when even the rank is unknown
   std::vector<DimInfo> shape;
@@ -71,6 +73,10 @@ class Session {
   // means all outputs, in graph order. Thread-safe.
   Expected<std::vector<Tensor>> run(const std::map<std::string, Tensor>& inputs,
                                     const std::vector<std::string>& output_names = {}) const;
+  // The same for models with sequence or optional inputs/outputs. `run` is
+  // this with tensors only (it fails if an output is not a tensor).
+  Expected<std::vector<Value>> run_values(const std::map<std::string, Value>& inputs,
+                                          const std::vector<std::string>& output_names = {}) const;
 
   const PlacementReport& placement() const;
   // The execution plan as text: steps (kernel launches, partition launches,

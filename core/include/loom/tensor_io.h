@@ -6,6 +6,7 @@
 
 #include "loom/status.h"
 #include "loom/tensor.h"
+#include "loom/value.h"
 
 namespace loom {
 
@@ -16,5 +17,11 @@ struct NamedTensor {
 
 Expected<NamedTensor> read_tensor_pb(const std::string& path);
 Status write_tensor_pb(const Tensor& tensor, const std::string& name, const std::string& path);
+
+// Values of any kind: `kind` says which proto the file holds — TensorProto
+// (kTensor), SequenceProto (kSequence) or OptionalProto (kOptional; an empty
+// optional reads as Value::none()). kUnknown tries them in that order.
+Expected<Value> read_value_pb(const std::string& path, ValueKind kind);
+Status write_value_pb(const Value& value, ValueKind kind, const std::string& name, const std::string& path);
 
 }  // namespace loom

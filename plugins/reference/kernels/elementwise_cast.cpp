@@ -239,9 +239,17 @@ void cast_like(KernelContext& ctx) {
   cast_to(ctx, ctx.required_input(0), ctx.required_input(1).dtype(), "CastLike");
 }
 
+// Identity passes any value through: tensors are copied into the planned
+// output; sequences and optionals (also empty ones) are cloned.
 void identity(KernelContext& ctx) {
-  const sdk::ConstTensor x = ctx.required_input(0);
-  copy_tensor(x, ctx.output(0, x.shape()));
+  const sdk::ConstTensor x = ctx.input(0);
+  if (x.exists()) {
+    copy_tensor(x, ctx.output(0, x.shape(), x.dtype()));
+    return;
+  }
+  const sdk::ConstValue v = ctx.input_value(0);
+  if (!v.exists()) sdk::fail_invalid("Identity: input 0 is missing");
+  ctx.set_output(0, sdk::OwnedValue::clone(v));
 }
 
 }  // namespace

@@ -19,6 +19,15 @@ typedef struct LOOM_NodeView LOOM_NodeView;   /* read-only node */
 typedef struct LOOM_Tensor LOOM_Tensor;       /* tensor (dtype, dims, data) */
 typedef struct LOOM_KernelContext LOOM_KernelContext; /* one compute call */
 typedef struct LOOM_ClaimSink LOOM_ClaimSink; /* collects capability claims */
+/* A runtime value: a tensor, a sequence of tensors, or nothing (an empty
+ * optional). Values made by value_create_* are owned by the caller until
+ * handed on (kernel_set_output, value_sequence_append) or released. */
+typedef struct LOOM_Value LOOM_Value;
+
+/* Value kinds (int32_t). */
+#define LOOM_VALUE_NONE 0     /* empty optional (or an omitted input) */
+#define LOOM_VALUE_TENSOR 1
+#define LOOM_VALUE_SEQUENCE 2
 
 /* Attribute types (int32_t); the values are ONNX AttributeProto's. */
 #define LOOM_ATTR_UNDEFINED 0
@@ -154,8 +163,44 @@ typedef struct LOOM_HostApi {
                                 const int64_t* dims, uint64_t rank);
   /* The node being computed (a kernel EP), or NULL in a compiled partition. */
   const LOOM_NodeView* (*kernel_node)(const LOOM_KernelContext* ctx);
+
+  /* --- values: sequences, optionals, subgraphs (hot path where noted) ---
+   * Input `index` as a value of any kind; NULL for an omitted input. Lives
+   * until compute returns. kernel_input returns NULL for non-tensor values. */
+  const LOOM_Value* (*kernel_input_value)(const LOOM_KernelContext* ctx, uint64_t index);
+  int32_t (*value_kind)(const LOOM_Value* value);
+  /* The tensor of a TENSOR value, else NULL. */
+  const LOOM_Tensor* (*value_tensor)(const LOOM_Value* value);
+  /* Element type of a SEQUENCE value (also when empty). */
+  int32_t (*value_sequence_dtype)(const LOOM_Value* value);
+  uint64_t (*value_sequence_length)(const LOOM_Value* value);
+  /* Element `index` of a SEQUENCE value (a TENSOR value), NULL if out of range. */
+  const LOOM_Value* (*value_sequence_at)(const LOOM_Value* value, uint64_t index);
+  /* New host-memory values, owned by the caller. NULL on failure (bad dims,
+   * out of memory). A new tensor is zero-filled (strings empty). */
+  LOOM_Value* (*value_create_tensor)(int32_t dtype, const int64_t* dims, uint64_t rank);
+  LOOM_Value* (*value_create_sequence)(int32_t elem_dtype);
+  LOOM_Value* (*value_create_none)(void);
+  /* Deep copy into host memory; NULL on failure. */
+  LOOM_Value* (*value_clone)(const LOOM_Value* value);
+  /* The writable tensor of a TENSOR value the caller owns. */
+  LOOM_Tensor* (*value_mutable_tensor)(LOOM_Value* value);
+  /* Appends `element` (a TENSOR value; ownership passes to the sequence). */
+  LOOM_Status* (*value_sequence_append)(LOOM_Value* sequence, LOOM_Value* element);
+  void (*value_release)(LOOM_Value* value);
+  /* Sets output `index` to `value` (ownership passes to the host), instead
+   * of kernel_output. The only way to produce sequences and empty optionals. */
+  LOOM_Status* (*kernel_set_output)(LOOM_KernelContext* ctx, uint64_t index, LOOM_Value* value);
+  /* Runs the subgraph in graph attribute `attr` of the node being computed
+   * (If branches, Loop/Scan/SequenceMap bodies) on `inputs` (the subgraph's
+   * formal inputs, in order; outer-scope values are supplied by the host) and
+   * writes `output_count` new values, owned by the caller, to `outputs`.
+   * The subgraph's nodes run on whatever EPs the session placed them on. */
+  LOOM_Status* (*kernel_run_subgraph)(LOOM_KernelContext* ctx, LOOM_StringView attr,
+                                      const LOOM_Value* const* inputs, uint64_t input_count,
+                                      LOOM_Value** outputs, uint64_t output_count);
 } LOOM_HostApi;
-#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_node)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_node);
+#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_run_subgraph)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_run_subgraph);
 
 #endif /* LOOM_ABI_HOST_H */

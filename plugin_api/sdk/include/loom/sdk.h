@@ -6,3 +6,4 @@
 #include "loom/sdk/kernel.h"
 #include "loom/sdk/node.h"
 #include "loom/sdk/tensor.h"
+#include "loom/sdk/value.h"

@@ -14,6 +14,7 @@
 
 #include "loom/sdk/node.h"
 #include "loom/sdk/tensor.h"
+#include "loom/sdk/value.h"
 
 namespace loom::sdk {
 
@@ -50,6 +51,27 @@ class KernelContext {
     return Tensor(t);
   }
   Node node() const { return Node(host().kernel_node(ctx_)); }
+
+  // Input i as a value of any kind (exists() false when omitted).
+  ConstValue input_value(size_t i) const {
+    return i < input_count() ? ConstValue(host().kernel_input_value(ctx_, i)) : ConstValue();
+  }
+  // Sets output i to a value (sequences and empty optionals go this way).
+  void set_output(size_t i, OwnedValue value) const {
+    throw_if_error(host().kernel_set_output(ctx_, i, value.release()));
+  }
+  // Runs the subgraph in graph attribute `attr` on its formal inputs.
+  std::vector<OwnedValue> run_subgraph(std::string_view attr, const std::vector<ConstValue>& inputs,
+                                       size_t output_count) const {
+    std::vector<const LOOM_Value*> in;
+    for (const ConstValue& v : inputs) in.push_back(v.raw());
+    std::vector<LOOM_Value*> out(output_count, nullptr);
+    LOOM_Status* st = host().kernel_run_subgraph(ctx_, to_view(attr), in.data(), in.size(), out.data(), out.size());
+    std::vector<OwnedValue> result;
+    for (LOOM_Value* v : out) result.emplace_back(v);  // owned even on error, so nothing leaks
+    throw_if_error(st);
+    return result;
+  }
 
  private:
   LOOM_KernelContext* ctx_;

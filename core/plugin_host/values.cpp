@@ -1,0 +1,76 @@
+// Helpers for LOOM_Value: creating, copying and converting values.
+#include <cstring>
+
+#include "plugin_host/abi_objects.h"
+
+namespace loom::plugin_host {
+
+std::unique_ptr<LOOM_Value> tensor_value(const Tensor& t) {
+  auto v = std::make_unique<LOOM_Value>();
+  v->kind = LOOM_VALUE_TENSOR;
+  v->owned = t;
+  v->tensor = *view_of(v->owned);
+  if (v->owned.is_string()) v->tensor.strings = &v->owned.mutable_strings();
+  return v;
+}
+
+Expected<std::unique_ptr<LOOM_Value>> new_tensor_value(DType dtype, const Dims& dims) {
+  LOOM_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(dtype, dims));
+  return tensor_value(t);
+}
+
+Expected<std::unique_ptr<LOOM_Value>> clone_value(const LOOM_Value& v) {
+  auto out = std::make_unique<LOOM_Value>();
+  out->kind = v.kind;
+  out->elem_dtype = v.elem_dtype;
+  if (v.kind == LOOM_VALUE_TENSOR) {
+    const LOOM_Tensor& t = v.tensor;
+    if (t.memory != nullptr && !t.memory->host_accessible)
+      return not_implemented("cannot copy a value held in memory '" + memory_name(*t.memory) + "' on the host");
+    if (t.dtype == LOOM_DTYPE_STRING) {
+      std::vector<std::string> s = t.strings ? *t.strings : std::vector<std::string>();
+      return tensor_value(Tensor::from_strings(t.dims, std::move(s)));
+    }
+    LOOM_ASSIGN_OR_RETURN(Tensor copy, Tensor::from_bytes(static_cast<DType>(t.dtype), t.dims, t.data,
+                                                          t.count * dtype_size(static_cast<DType>(t.dtype))));
+    return tensor_value(copy);
+  }
+  for (const auto& e : v.elements) {
+    LOOM_ASSIGN_OR_RETURN(std::unique_ptr<LOOM_Value> c, clone_value(*e));
+    out->elements.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::unique_ptr<LOOM_Value> from_public(const Value& v) {
+  if (v.is_tensor()) return tensor_value(v.tensor());
+  auto out = std::make_unique<LOOM_Value>();
+  if (v.is_sequence()) {
+    out->kind = LOOM_VALUE_SEQUENCE;
+    out->elem_dtype = static_cast<int32_t>(v.sequence_dtype());
+    for (const Tensor& t : v.elements()) out->elements.push_back(tensor_value(t));
+  }
+  return out;
+}
+
+Expected<Value> to_public(const LOOM_Value& v) {
+  if (v.kind == LOOM_VALUE_NONE) return Value::none();
+  if (v.kind == LOOM_VALUE_SEQUENCE) {
+    std::vector<Tensor> elems;
+    for (const auto& e : v.elements) {
+      LOOM_ASSIGN_OR_RETURN(Value ev, to_public(*e));
+      elems.push_back(ev.tensor());
+    }
+    return Value::sequence(static_cast<DType>(v.elem_dtype), std::move(elems));
+  }
+  // Share the storage when the view covers all of it; copy otherwise (arena).
+  const LOOM_Tensor& t = v.tensor;
+  if (v.owned.dtype() != DType::kUndefined && (t.strings != nullptr || v.owned.data() == t.data)) return Value(v.owned);
+  if (t.memory != nullptr && !t.memory->host_accessible)
+    return not_implemented("value in memory '" + memory_name(*t.memory) + "' was not copied to the host");
+  LOOM_ASSIGN_OR_RETURN(Tensor copy, Tensor::from_bytes(static_cast<DType>(t.dtype), t.dims, t.data,
+                                                        t.count * dtype_size(static_cast<DType>(t.dtype))));
+  return Value(copy);
+}
+
+}  // namespace loom::plugin_host
