@@ -49,6 +49,14 @@ struct Step {
   // the outer-scope values its bodies capture (by name).
   std::map<std::string, std::shared_ptr<const SubgraphPlan>> subgraphs;
   std::map<std::string, SlotId> captures;
+  // Element type of each output when neither the kernel nor static inference
+  // names it, from the op's schema: a fixed type (`dtype`), or the runtime
+  // type of input `same_as_input`. Both unset when the schema cannot tell.
+  struct OutputTypeRule {
+    int32_t dtype = LOOM_DTYPE_UNDEFINED;
+    int same_as_input = -1;
+  };
+  std::vector<OutputTypeRule> output_types;
 };
 
 struct MemoryKind {

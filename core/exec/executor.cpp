@@ -147,6 +147,7 @@ class RunState {
     return plugin_host::clone_value(v);
   }
 
+  int32_t static_dtype(SlotId slot) const { return static_cast<int32_t>(plan_.slots[slot].type.dtype); }
   const LOOM_Value* value_of(SlotId slot) const { return values_[slot].ready ? values_[slot].value() : nullptr; }
   std::vector<RuntimeValue>& values() { return values_; }
   const std::vector<plugin_host::EpInstance*>& eps() const { return eps_; }
@@ -177,7 +178,10 @@ class KernelContext final : public LOOM_KernelContext {
       error_ = "output index " + std::to_string(i) + " out of range";
       return nullptr;
     }
-    return run_.allocate(step_.outputs[i], slot_value(i), dtype, dims, rank, &error_);
+    const SlotId s = step_.outputs[i];
+    if (dtype == LOOM_DTYPE_UNDEFINED && (s == kNoSlot || run_.static_dtype(s) == LOOM_DTYPE_UNDEFINED))
+      dtype = schema_dtype(i);
+    return run_.allocate(s, slot_value(i), dtype, dims, rank, &error_);
   }
   Status set_output(uint64_t i, std::unique_ptr<LOOM_Value> value) override {
     if (i >= step_.outputs.size()) return invalid_argument("output index " + std::to_string(i) + " out of range");
@@ -213,6 +217,13 @@ class KernelContext final : public LOOM_KernelContext {
   const std::string& error() const { return error_; }
 
  private:
+  int32_t schema_dtype(uint64_t i) const {
+    if (i >= step_.output_types.size()) return LOOM_DTYPE_UNDEFINED;
+    const Step::OutputTypeRule& r = step_.output_types[i];
+    if (r.dtype != LOOM_DTYPE_UNDEFINED) return r.dtype;
+    const LOOM_Tensor* in = r.same_as_input >= 0 ? input(static_cast<uint64_t>(r.same_as_input)) : nullptr;
+    return in ? in->dtype : LOOM_DTYPE_UNDEFINED;
+  }
   RuntimeValue& slot_value(uint64_t i) {
     const SlotId s = step_.outputs[i];
     // Unnamed outputs still get storage so kernels need not special-case them.

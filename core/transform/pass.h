@@ -32,6 +32,8 @@ class Pass {
   virtual Status run(ir::Graph& graph, PassContext& ctx, bool* changed) = 0;
 };
 
+// Lowerings (level kDisabled) run at every level: they give ops their meaning.
+std::unique_ptr<Pass> make_gradient_lowering();
 std::unique_ptr<Pass> make_constant_folding();
 std::unique_ptr<Pass> make_identity_elimination();
 std::unique_ptr<Pass> make_dead_code_elimination();

@@ -13,6 +13,7 @@ constexpr int kMaxRounds = 8;
 
 std::vector<std::unique_ptr<Pass>> all_passes() {
   std::vector<std::unique_ptr<Pass>> p;
+  p.push_back(make_gradient_lowering());
   p.push_back(make_constant_folding());
   p.push_back(make_identity_elimination());
   p.push_back(make_dead_code_elimination());
@@ -22,7 +23,6 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
 }  // namespace
 
 Status optimize(ir::Graph& graph, OptimizationLevel level, PassContext& ctx) {
-  if (level == OptimizationLevel::kDisabled) return Status::ok();
   std::vector<std::unique_ptr<Pass>> passes = all_passes();
   for (int round = 0; round < kMaxRounds; ++round) {
     bool any = false;

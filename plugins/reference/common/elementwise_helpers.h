@@ -148,7 +148,7 @@ void binary(sdk::KernelContext& ctx, std::string_view name, Op op) {
     using T = decltype(tag);
     using Out = std::conditional_t<kBoolOut, bool, T>;
     using C = compute_t<T>;
-    sdk::Tensor out = ctx.output(0, s.out);
+    sdk::Tensor out = ctx.output(0, s.out, sdk::DTypeOf<Out>::value);
     if (element_count(s.out) == 0) return;
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
@@ -168,7 +168,7 @@ void unary(sdk::KernelContext& ctx, std::string_view name, Op op) {
     using T = decltype(tag);
     using Out = std::conditional_t<kBoolOut, bool, T>;
     using C = compute_t<T>;
-    sdk::Tensor out = ctx.output(0, x.shape());
+    sdk::Tensor out = ctx.output(0, x.shape(), sdk::DTypeOf<Out>::value);
     const int64_t n = x.size();
     if (n == 0) return;
     const T* px = x.data<T>();

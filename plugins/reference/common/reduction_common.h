@@ -74,11 +74,11 @@ inline std::vector<double> float_tensor_to_doubles(const sdk::ConstTensor& t, st
   return out;
 }
 
-// Allocates output `index` with `dims` and fills it from `values`, converted
-// to the output's floating-point type.
-inline void write_float_output(sdk::KernelContext& ctx, size_t index, const Shape& dims,
+// Allocates output `index` with `dims` and floating-point element type
+// `dtype`, and fills it from `values`, converted to that type.
+inline void write_float_output(sdk::KernelContext& ctx, size_t index, const Shape& dims, int32_t dtype,
                                const std::vector<double>& values, std::string_view op) {
-  sdk::Tensor out = ctx.output(index, dims);
+  sdk::Tensor out = ctx.output(index, dims, dtype);
   if (out.size() == 0) return;
   dispatch<FloatTypes>(out.dtype(), op, [&](auto tag) {
     using T = decltype(tag);

@@ -123,7 +123,7 @@ void pow_kernel(KernelContext& ctx) {
   dispatch<PowBaseTypes>(a.dtype(), "Pow", [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
-    sdk::Tensor out = ctx.output(0, s.out);
+    sdk::Tensor out = ctx.output(0, s.out, a.dtype());
     if (element_count(s.out) == 0) return;
     const T* pa = a.data<T>();
     T* po = out.template mutable_data<T>();
@@ -155,7 +155,7 @@ void prelu(KernelContext& ctx) {
   dispatch<NumericTypes>(x.dtype(), "PRelu", [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
-    sdk::Tensor out = ctx.output(0, out_shape);
+    sdk::Tensor out = ctx.output(0, out_shape, x.dtype());
     if (element_count(out_shape) == 0) return;
     const T* px = x.data<T>();
     const T* ps = slope.data<T>();

@@ -178,7 +178,7 @@ void copy_tensor(const sdk::ConstTensor& x, const sdk::Tensor& y) {
 }
 
 void cast_to(KernelContext& ctx, const sdk::ConstTensor& x, int32_t to, std::string_view name) {
-  sdk::Tensor y = ctx.output(0, x.shape());
+  sdk::Tensor y = ctx.output(0, x.shape(), to);
   const int64_t n = x.size();
   if (n == 0) return;
   const int32_t from = x.dtype();

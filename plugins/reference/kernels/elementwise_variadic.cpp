@@ -28,7 +28,7 @@ void variadic(KernelContext& ctx, std::string_view name, Combine combine, Finish
   dispatch<List>(ins[0].dtype(), name, [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
-    sdk::Tensor out = ctx.output(0, out_shape);
+    sdk::Tensor out = ctx.output(0, out_shape, ins[0].dtype());
     if (element_count(out_shape) == 0) return;
     std::vector<const T*> ptrs;
     for (const auto& t : ins) ptrs.push_back(t.template data<T>());
@@ -65,7 +65,7 @@ void where(KernelContext& ctx) {
   if (x.dtype() != y.dtype()) fail_type_mismatch("Where", x.dtype(), y.dtype());
   const std::vector<Shape> shapes{cond.shape(), x.shape(), y.shape()};
   const Shape out_shape = broadcast_shape(shapes, "Where");
-  sdk::Tensor out = ctx.output(0, out_shape);
+  sdk::Tensor out = ctx.output(0, out_shape, x.dtype());
   if (element_count(out_shape) == 0) return;
   const bool* pc = cond.data<bool>();
   if (x.dtype() == LOOM_DTYPE_STRING) {
@@ -109,7 +109,7 @@ void clip(KernelContext& ctx) {
       bound(1, "min", lo);
       bound(2, "max", hi);
     }
-    sdk::Tensor out = ctx.output(0, x.shape());
+    sdk::Tensor out = ctx.output(0, x.shape(), x.dtype());
     const int64_t n = x.size();
     if (n == 0) return;
     const T* px = x.data<T>();

@@ -198,7 +198,7 @@ class ReduceKernel {
                            int8_t, uint8_t>;
     dispatch<Types>(x.dtype(), name_, [&](auto tag) {
       using T = decltype(tag);
-      sdk::Tensor out = ctx.output(0, plan.out_shape);
+      sdk::Tensor out = ctx.output(0, plan.out_shape, x.dtype());
       if (out.size() == 0) return;
       reduce_typed<T>(op_, x.data<T>(), out.mutable_data<T>(), plan);
     });
@@ -260,7 +260,7 @@ class ArgKernel {
       using T = decltype(tag);
       using C = compute_t<T>;
       const T* px = x.data<T>();
-      sdk::Tensor out = ctx.output(0, out_shape);
+      sdk::Tensor out = ctx.output(0, out_shape, LOOM_DTYPE_INT64);
       if (out.size() == 0) return;
       int64_t* py = out.mutable_data<int64_t>();
       for (int64_t o = 0; o < v.outer; ++o) {

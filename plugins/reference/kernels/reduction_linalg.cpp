@@ -47,7 +47,7 @@ void det(KernelContext& ctx) {
     }
     result[static_cast<size_t>(b)] = d;
   }
-  write_float_output(ctx, 0, out_shape, result, "Det");
+  write_float_output(ctx, 0, out_shape, x.dtype(), result, "Det");
 }
 
 // Einsum. Labels are the letters (ids 0..51) plus one id per ellipsis dim
@@ -164,7 +164,7 @@ class Einsum {
       std::vector<std::vector<double>> vals;
       for (const auto& x : xs) vals.push_back(float_tensor_to_doubles(x, "Einsum"));
       const std::vector<double> out = contract(vals, label_stride, out_labels, sum_labels, size);
-      write_float_output(ctx, 0, out_shape, out, "Einsum");
+      write_float_output(ctx, 0, out_shape, dtype, out, "Einsum");
       return;
     }
     // Integers: modular arithmetic in uint64 gives the right low bits for
@@ -179,7 +179,7 @@ class Einsum {
         for (size_t i = 0; i < vals.back().size(); ++i) vals.back()[i] = static_cast<uint64_t>(p[i]);
       }
       const std::vector<uint64_t> out = contract(vals, label_stride, out_labels, sum_labels, size);
-      sdk::Tensor t = ctx.output(0, out_shape);
+      sdk::Tensor t = ctx.output(0, out_shape, dtype);
       if (t.size() == 0) return;
       T* py = t.mutable_data<T>();
       for (size_t i = 0; i < out.size(); ++i) py[i] = static_cast<T>(out[i]);

@@ -40,8 +40,9 @@ LossAttrs loss_attrs(const sdk::Node& node, const std::string& op) {
 }
 
 // Computes the loss from log-probabilities `logp` ([N, C, D] as doubles) and
-// writes output 0: shape target_shape for reduction none, a scalar otherwise.
-void nll_from_log_prob(KernelContext& ctx, const std::string& op, const LossAttrs& attrs,
+// writes output 0 with element type `dtype` (the scores' type): shape
+// target_shape for reduction none, a scalar otherwise.
+void nll_from_log_prob(KernelContext& ctx, const std::string& op, const LossAttrs& attrs, int32_t dtype,
                        const std::vector<double>& logp, int64_t N, int64_t C, int64_t D,
                        const sdk::ConstTensor& target, const sdk::ConstTensor& weight_t) {
   const Shape target_shape = target.shape();
@@ -72,7 +73,7 @@ void nll_from_log_prob(KernelContext& ctx, const std::string& op, const LossAttr
     }
   }
   if (attrs.reduction == Reduction::kNone) {
-    write_float_output(ctx, 0, target_shape, loss, op);
+    write_float_output(ctx, 0, target_shape, dtype, loss, op);
     return;
   }
   double result = loss_sum;
@@ -83,7 +84,7 @@ void nll_from_log_prob(KernelContext& ctx, const std::string& op, const LossAttr
     const double denom = weighted ? weight_sum : static_cast<double>(N * D);
     result = loss_sum / denom;
   }
-  write_float_output(ctx, 0, {}, {result}, op);
+  write_float_output(ctx, 0, {}, dtype, {result}, op);
 }
 
 // Checks input [N, C, d1..dk] against target [N, d1..dk]; returns {N, C, D}.
@@ -103,7 +104,7 @@ void nll_loss(KernelContext& ctx) {
   const sdk::ConstTensor x = ctx.required_input(0), target = ctx.required_input(1);
   const auto [N, C, D] = loss_dims(x.shape(), target.shape(), op);
   const std::vector<double> logp = float_tensor_to_doubles(x, op);
-  nll_from_log_prob(ctx, op, attrs, logp, N, C, D, target, ctx.input(2));
+  nll_from_log_prob(ctx, op, attrs, x.dtype(), logp, N, C, D, target, ctx.input(2));
 }
 
 // SoftmaxCrossEntropyLoss: log-softmax over C, then the NLL loss; output 1
@@ -126,8 +127,8 @@ void sce_loss(KernelContext& ctx) {
       for (int64_t c = 0; c < C; ++c) at(c) -= log_sum;
     }
   }
-  nll_from_log_prob(ctx, op, attrs, logp, N, C, D, target, ctx.input(2));
-  if (wants_output(ctx, 1)) write_float_output(ctx, 1, in, logp, op);
+  nll_from_log_prob(ctx, op, attrs, x.dtype(), logp, N, C, D, target, ctx.input(2));
+  if (wants_output(ctx, 1)) write_float_output(ctx, 1, in, x.dtype(), logp, op);
 }
 
 }  // namespace

@@ -76,6 +76,8 @@ void batch_norm(KernelContext& ctx) {
   const std::vector<double> scale = param(1, "scale"), bias = param(2, "B");
   std::vector<double> mean = param(3, "input_mean"), var = param(4, "input_var");
   const Shape param_shape = ctx.required_input(3).shape();
+  // Running (and saved) statistics have input_mean's type (U from opset 15).
+  const int32_t stat_type = ctx.required_input(3).dtype();
 
   std::vector<double> batch_mean, batch_var;
   if (training) {
@@ -105,7 +107,7 @@ void batch_norm(KernelContext& ctx) {
     }
     const std::vector<double>& use_mean = training ? batch_mean : mean;
     const std::vector<double>& use_var = training ? batch_var : var;
-    sdk::Tensor out = ctx.output(0, in);
+    sdk::Tensor out = ctx.output(0, in, x.dtype());
     if (out.size() == 0) return;
     T* py = out.mutable_data<T>();
     for (int64_t p = 0; p < P; ++p) {
@@ -125,11 +127,11 @@ void batch_norm(KernelContext& ctx) {
     running_mean[p] = mean[p] * momentum + batch_mean[p] * (1 - momentum);
     running_var[p] = var[p] * momentum + batch_var[p] * (1 - momentum);
   }
-  if (wants_output(ctx, 1)) write_float_output(ctx, 1, param_shape, running_mean, op);
-  if (wants_output(ctx, 2)) write_float_output(ctx, 2, param_shape, running_var, op);
+  if (wants_output(ctx, 1)) write_float_output(ctx, 1, param_shape, stat_type, running_mean, op);
+  if (wants_output(ctx, 2)) write_float_output(ctx, 2, param_shape, stat_type, running_var, op);
   if (opset < 14) {
-    if (wants_output(ctx, 3)) write_float_output(ctx, 3, param_shape, batch_mean, op);
-    if (wants_output(ctx, 4)) write_float_output(ctx, 4, param_shape, batch_var, op);
+    if (wants_output(ctx, 3)) write_float_output(ctx, 3, param_shape, stat_type, batch_mean, op);
+    if (wants_output(ctx, 4)) write_float_output(ctx, 4, param_shape, stat_type, batch_var, op);
   }
 }
 
@@ -147,7 +149,7 @@ void instance_norm(KernelContext& ctx) {
   dispatch<FloatTypes>(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();
-    sdk::Tensor out = ctx.output(0, in);
+    sdk::Tensor out = ctx.output(0, in, x.dtype());
     if (out.size() == 0) return;
     T* py = out.mutable_data<T>();
     for (int64_t n = 0; n < N; ++n) {
@@ -191,7 +193,7 @@ void layer_norm(KernelContext& ctx) {
   dispatch<FloatTypes>(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();
-    sdk::Tensor out = ctx.output(0, in);
+    sdk::Tensor out = ctx.output(0, in, x.dtype());
     T* py = out.size() == 0 ? nullptr : out.mutable_data<T>();
     for (int64_t r = 0; r < rows; ++r) {
       const T* row = px + r * cols;
@@ -213,9 +215,11 @@ void layer_norm(KernelContext& ctx) {
     }
   });
   Shape stat_shape(in.begin(), in.begin() + axis);
+  // Mean and InvStdDev have the stash_type (default float), as in ONNX type inference.
+  const int32_t stash_type = static_cast<int32_t>(node.attr_int("stash_type", LOOM_DTYPE_FLOAT));
   stat_shape.resize(in.size(), 1);
-  if (wants_output(ctx, 1)) write_float_output(ctx, 1, stat_shape, means, op);
-  if (wants_output(ctx, 2)) write_float_output(ctx, 2, stat_shape, inv_stds, op);
+  if (wants_output(ctx, 1)) write_float_output(ctx, 1, stat_shape, stash_type, means, op);
+  if (wants_output(ctx, 2)) write_float_output(ctx, 2, stat_shape, stash_type, inv_stds, op);
 }
 
 // LRN (1, 13): across-channel local response normalisation.
@@ -234,7 +238,7 @@ void lrn(KernelContext& ctx) {
   dispatch<FloatTypes>(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();
-    sdk::Tensor out = ctx.output(0, in);
+    sdk::Tensor out = ctx.output(0, in, x.dtype());
     if (out.size() == 0) return;
     T* py = out.mutable_data<T>();
     for (int64_t n = 0; n < N; ++n)
@@ -290,7 +294,7 @@ void mvn(KernelContext& ctx) {
   dispatch<FloatTypes>(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();
-    sdk::Tensor out = ctx.output(0, in);
+    sdk::Tensor out = ctx.output(0, in, x.dtype());
     if (total == 0) return;
     T* py = out.mutable_data<T>();
     for (int64_t i = 0; i < total; ++i) {
@@ -326,7 +330,7 @@ void lp_norm(KernelContext& ctx) {
   dispatch<FloatTypes>(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();
-    sdk::Tensor out = ctx.output(0, in);
+    sdk::Tensor out = ctx.output(0, in, x.dtype());
     if (out.size() == 0) return;
     T* py = out.mutable_data<T>();
     for (int64_t o = 0; o < v.outer; ++o)

@@ -43,7 +43,7 @@ class SoftmaxKernel {
     dispatch<FloatTypes>(x.dtype(), name_, [&](auto tag) {
       using T = decltype(tag);
       const T* px = x.data<T>();
-      sdk::Tensor out = ctx.output(0, in);
+      sdk::Tensor out = ctx.output(0, in, x.dtype());
       if (out.size() == 0) return;
       T* py = out.mutable_data<T>();
       std::vector<double> row(static_cast<size_t>(v.n));
@@ -114,7 +114,7 @@ void cumsum(KernelContext& ctx) {
     using T = decltype(tag);
     using A = acc_t<T>;
     const T* px = x.data<T>();
-    sdk::Tensor out = ctx.output(0, in);
+    sdk::Tensor out = ctx.output(0, in, x.dtype());
     if (out.size() == 0) return;
     T* py = out.mutable_data<T>();
     for (int64_t o = 0; o < v.outer; ++o) {
@@ -162,8 +162,8 @@ void topk(KernelContext& ctx) {
     using T = decltype(tag);
     using C = compute_t<T>;
     const T* px = x.data<T>();
-    sdk::Tensor values = ctx.output(0, out_shape);
-    sdk::Tensor indices = ctx.output_count() > 1 ? ctx.output(1, out_shape) : sdk::Tensor();
+    sdk::Tensor values = ctx.output(0, out_shape, x.dtype());
+    sdk::Tensor indices = ctx.output_count() > 1 ? ctx.output(1, out_shape, LOOM_DTYPE_INT64) : sdk::Tensor();
     if (values.size() == 0) return;
     T* pv = values.mutable_data<T>();
     int64_t* pi = indices.exists() ? indices.mutable_data<int64_t>() : nullptr;

@@ -19,38 +19,37 @@ constexpr int kOpen = LOOM_OPSET_OPEN_END;
 // ---------------------------------------------------------------- Constant
 
 void write_int64s(KernelContext& ctx, const std::vector<int64_t>& v, const Shape& shape) {
-  sdk::Tensor out = ctx.output(0, shape);
-  if (out.dtype() != LOOM_DTYPE_INT64) sdk::fail_invalid("Constant: output type must be int64 for value_int(s)");
+  sdk::Tensor out = ctx.output(0, shape, LOOM_DTYPE_INT64);
   std::copy(v.begin(), v.end(), out.mutable_data<int64_t>());
 }
 
 void constant(KernelContext& ctx) {
   const sdk::Node node = ctx.node();
   if (const sdk::ConstTensor t = node.attr_tensor("value"); t.exists()) {
-    sdk::Tensor out = ctx.output(0, t.shape());
+    sdk::Tensor out = ctx.output(0, t.shape(), t.dtype());
     copy_all(t, out, "Constant");
     return;
   }
   if (node.has_attr("sparse_value"))
     throw sdk::Error("Constant: sparse_value is not supported", LOOM_STATUS_NOT_IMPLEMENTED);
   if (auto f = node.find_float("value_float")) {
-    sdk::Tensor out = ctx.output(0, {});
+    sdk::Tensor out = ctx.output(0, {}, LOOM_DTYPE_FLOAT);
     out.mutable_data<float>()[0] = *f;
     return;
   }
   if (auto fs = node.find_floats("value_floats")) {
-    sdk::Tensor out = ctx.output(0, {static_cast<int64_t>(fs->size())});
+    sdk::Tensor out = ctx.output(0, {static_cast<int64_t>(fs->size())}, LOOM_DTYPE_FLOAT);
     if (!fs->empty()) std::copy(fs->begin(), fs->end(), out.mutable_data<float>());
     return;
   }
   if (auto i = node.find_int("value_int")) return write_int64s(ctx, {*i}, {});
   if (auto is = node.find_ints("value_ints")) return write_int64s(ctx, *is, {static_cast<int64_t>(is->size())});
   if (auto s = node.find_string("value_string")) {
-    ctx.output(0, {}).set_string(0, *s);
+    ctx.output(0, {}, LOOM_DTYPE_STRING).set_string(0, *s);
     return;
   }
   if (auto ss = node.find_strings("value_strings")) {
-    sdk::Tensor out = ctx.output(0, {static_cast<int64_t>(ss->size())});
+    sdk::Tensor out = ctx.output(0, {static_cast<int64_t>(ss->size())}, LOOM_DTYPE_STRING);
     for (size_t k = 0; k < ss->size(); ++k) out.set_string(static_cast<int64_t>(k), (*ss)[k]);
     return;
   }
@@ -64,7 +63,8 @@ void constant_of_shape(KernelContext& ctx) {
   const sdk::ConstTensor value = ctx.node().attr_tensor("value");
   if (value.exists() && value.size() != 1)
     sdk::fail_invalid("ConstantOfShape: value must hold exactly one element");
-  sdk::Tensor out = ctx.output(0, shape);
+  // Without a value the output is a float zero tensor.
+  sdk::Tensor out = ctx.output(0, shape, value.exists() ? value.dtype() : LOOM_DTYPE_FLOAT);
   ElementFiller(value, 0, out, "ConstantOfShape").fill(0, out.size());
 }
 
@@ -80,12 +80,12 @@ void shape_op(KernelContext& ctx) {
   const int64_t start = clamp_axis(ctx.node().attr_int("start", 0));
   const int64_t end = clamp_axis(ctx.node().attr_int("end", rank));
   const int64_t n = std::max<int64_t>(end - start, 0);
-  int64_t* out = ctx.output(0, {n}).mutable_data<int64_t>();
+  int64_t* out = ctx.output(0, {n}, LOOM_DTYPE_INT64).mutable_data<int64_t>();
   for (int64_t i = 0; i < n; ++i) out[i] = in[start + i];
 }
 
 void size_op(KernelContext& ctx) {
-  ctx.output(0, {}).mutable_data<int64_t>()[0] = ctx.required_input(0).size();
+  ctx.output(0, {}, LOOM_DTYPE_INT64).mutable_data<int64_t>()[0] = ctx.required_input(0).size();
 }
 
 // ---------------------------------------------------------------- Reshape & co
@@ -96,7 +96,7 @@ void reshape_to(KernelContext& ctx, const Shape& shape, std::string_view op) {
   if (element_count(shape) != x.size())
     sdk::fail_invalid(std::string(op) + ": cannot reshape " + shape_string(x.shape()) + " to " +
                       shape_string(shape));
-  copy_all(x, ctx.output(0, shape), op);
+  copy_all(x, ctx.output(0, shape, x.dtype()), op);
 }
 
 void reshape(KernelContext& ctx) {
@@ -216,10 +216,12 @@ void dropout(KernelContext& ctx) {
   }
   if (ratio < 0.0f || ratio > 1.0f) sdk::fail_invalid("Dropout: ratio must be in [0, 1]");
   const bool want_mask = ctx.output_count() > 1 && !ctx.node().output_name(1).empty();
-  sdk::Tensor y = ctx.output(0, x.shape());
+  // The mask is bool from opset 10, the input's type before.
+  const int32_t mask_type = opset >= 10 ? LOOM_DTYPE_BOOL : x.dtype();
+  sdk::Tensor y = ctx.output(0, x.shape(), x.dtype());
   if (!training || ratio == 0.0f) {
     copy_all(x, y, "Dropout");
-    if (want_mask) fill_ones(ctx.output(1, x.shape()));
+    if (want_mask) fill_ones(ctx.output(1, x.shape(), mask_type));
     return;
   }
   // Training mode: drop with probability `ratio`, scale survivors.
@@ -243,7 +245,7 @@ void dropout(KernelContext& ctx) {
       py[i] = keep[i] ? static_cast<T>(static_cast<float>(px[i]) * scale) : static_cast<T>(0.0f);
   });
   if (want_mask) {
-    bool* pm = ctx.output(1, x.shape()).mutable_data<bool>();
+    bool* pm = ctx.output(1, x.shape(), mask_type).mutable_data<bool>();
     for (size_t i = 0; i < keep.size(); ++i) pm[i] = keep[i];
   }
 }

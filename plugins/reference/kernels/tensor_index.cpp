@@ -29,7 +29,7 @@ void gather(KernelContext& ctx) {
   const int64_t dim = ds[axis];
   std::vector<int64_t> wrapped(idx.size());
   for (size_t j = 0; j < idx.size(); ++j) wrapped[j] = wrap_index(idx[j], dim, "Gather", axis);
-  const sdk::Tensor y = ctx.output(0, out_shape);
+  const sdk::Tensor y = ctx.output(0, out_shape, data.dtype());
   const int64_t outer = dims_product(ds, 0, axis), inner = dims_product(ds, axis + 1, rank);
   const int64_t n = static_cast<int64_t>(wrapped.size());
   if (outer * n * inner == 0) return;
@@ -52,7 +52,7 @@ void gather_elements(KernelContext& ctx) {
       sdk::fail_invalid("GatherElements: indices shape " + shape_string(is) + " exceeds data shape " +
                         shape_string(ds));
   const std::vector<int64_t> idx = read_indices(indices, "GatherElements");
-  const sdk::Tensor y = ctx.output(0, is);
+  const sdk::Tensor y = ctx.output(0, is, data.dtype());
   if (idx.empty()) return;
   const ElementCopier c(data, y, "GatherElements");
   const Shape st = strides_of(ds);
@@ -112,7 +112,7 @@ void gather_nd(KernelContext& ctx) {
   const NdAddressing a = nd_offsets(ds, indices, batch_dims, "GatherND");
   Shape out_shape(is.begin(), is.end() - 1);
   out_shape.insert(out_shape.end(), ds.begin() + batch_dims + is.back(), ds.end());
-  const sdk::Tensor y = ctx.output(0, out_shape);
+  const sdk::Tensor y = ctx.output(0, out_shape, data.dtype());
   if (y.size() == 0) return;
   const ElementCopier c(data, y, "GatherND");
   for (size_t i = 0; i < a.offsets.size(); ++i) c.copy(static_cast<int64_t>(i) * a.slice, a.offsets[i], a.slice);
@@ -191,7 +191,7 @@ void scatter_elements_impl(KernelContext& ctx, std::string_view op) {
                         shape_string(ds));
   const Reduction red = parse_reduction(ctx.node(), op);
   const std::vector<int64_t> idx = read_indices(indices, op);
-  const sdk::Tensor y = ctx.output(0, ds);
+  const sdk::Tensor y = ctx.output(0, ds, data.dtype());
   copy_all(data, y, op);
   if (idx.empty()) return;
   const ScatterWriter w(updates, y, red, op);
@@ -219,7 +219,7 @@ void scatter_nd(KernelContext& ctx) {
     sdk::fail_invalid("ScatterND: updates shape " + shape_string(updates.shape()) + ", expected " +
                       shape_string(expect));
   const Reduction red = parse_reduction(ctx.node(), "ScatterND");
-  const sdk::Tensor y = ctx.output(0, ds);
+  const sdk::Tensor y = ctx.output(0, ds, data.dtype());
   copy_all(data, y, "ScatterND");
   if (a.slice == 0 || a.offsets.empty()) return;
   const ScatterWriter w(updates, y, red, "ScatterND");

@@ -37,7 +37,7 @@ void transpose(KernelContext& ctx) {
   }
   Shape out_shape(rank);
   for (int64_t i = 0; i < rank; ++i) out_shape[i] = in[perm[i]];
-  const sdk::Tensor y = ctx.output(0, out_shape);
+  const sdk::Tensor y = ctx.output(0, out_shape, x.dtype());
   permuted_copy(ElementCopier(x, y, "Transpose"), in, perm);
 }
 
@@ -66,7 +66,7 @@ void concat(KernelContext& ctx) {
                         " does not match " + shape_string(s0) + " off axis " + std::to_string(axis));
     out_shape[axis] += s[axis];
   }
-  const sdk::Tensor y = ctx.output(0, out_shape);
+  const sdk::Tensor y = ctx.output(0, out_shape, first.dtype());
   const int64_t outer = dims_product(s0, 0, axis), inner = dims_product(s0, axis + 1, rank);
   const int64_t out_row = out_shape[axis] * inner;
   int64_t col = 0;  // offset of the current input inside an output row
@@ -126,7 +126,7 @@ void split(KernelContext& ctx) {
     s[axis] = sizes[i];
     const int64_t row = sizes[i] * inner;
     if (!ctx.node().output_name(i).empty()) {
-      const sdk::Tensor y = ctx.output(i, s);
+      const sdk::Tensor y = ctx.output(i, s, x.dtype());
       if (row > 0) {
         ElementCopier c(x, y, "Split");
         for (int64_t o = 0; o < outer; ++o) c.copy(o * row, o * dim * inner + col, row);
@@ -190,7 +190,7 @@ void slice(KernelContext& ctx) {
     out_strides[ax] = count > 1 ? st[ax] * step : 0;
     if (count > 0) base += s * st[ax];
   }
-  const sdk::Tensor y = ctx.output(0, out_shape);
+  const sdk::Tensor y = ctx.output(0, out_shape, x.dtype());
   strided_copy(ElementCopier(x, y, "Slice"), out_shape, out_strides, base);
 }
 
@@ -201,7 +201,7 @@ void expand(KernelContext& ctx) {
   const Shape in = x.shape();
   const Shape target = read_indices(ctx.required_input(1), "Expand", "shape");
   const Shape out_shape = broadcast_shape({in, target}, "Expand");
-  const sdk::Tensor y = ctx.output(0, out_shape);
+  const sdk::Tensor y = ctx.output(0, out_shape, x.dtype());
   strided_copy(ElementCopier(x, y, "Expand"), out_shape, broadcast_strides(in, out_shape), 0);
 }
 
@@ -232,7 +232,7 @@ void tile(KernelContext& ctx) {
     view.insert(view.end(), {repeats[d], in[d]});
     view_strides.insert(view_strides.end(), {0, st[d]});
   }
-  const sdk::Tensor y = ctx.output(0, out_shape);
+  const sdk::Tensor y = ctx.output(0, out_shape, x.dtype());
   strided_copy(ElementCopier(x, y, "Tile"), view, view_strides, 0);
 }
 
@@ -290,7 +290,7 @@ void pad(KernelContext& ctx) {
     if (mode != "constant" && in[d] == 0 && out_shape[d] > 0)
       sdk::fail_invalid("Pad: cannot pad an empty dimension in " + mode + " mode");
   }
-  const sdk::Tensor y = ctx.output(0, out_shape);
+  const sdk::Tensor y = ctx.output(0, out_shape, x.dtype());
   const ElementCopier copier(x, y, "Pad");
   std::optional<ElementFiller> filler;
   if (mode == "constant") {
@@ -343,7 +343,7 @@ void depth_to_space(KernelContext& ctx) {
     sdk::fail_invalid("DepthToSpace: channels " + std::to_string(in[1]) + " not divisible by blocksize^2");
   const int64_t n = in[0], c = in[1] / (b * b), h = in[2], w = in[3];
   const std::string mode = ctx.node().attr_string("mode", "DCR");
-  const sdk::Tensor y = ctx.output(0, {n, c, h * b, w * b});
+  const sdk::Tensor y = ctx.output(0, {n, c, h * b, w * b}, x.dtype());
   const ElementCopier copier(x, y, "DepthToSpace");
   if (mode == "DCR") {
     permuted_copy(copier, {n, b, b, c, h, w}, {0, 3, 4, 1, 5, 2});
@@ -362,7 +362,7 @@ void space_to_depth(KernelContext& ctx) {
   if (b <= 0 || in[2] % b != 0 || in[3] % b != 0)
     sdk::fail_invalid("SpaceToDepth: spatial dims of " + shape_string(in) + " not divisible by blocksize");
   const int64_t n = in[0], c = in[1], h = in[2] / b, w = in[3] / b;
-  const sdk::Tensor y = ctx.output(0, {n, c * b * b, h, w});
+  const sdk::Tensor y = ctx.output(0, {n, c * b * b, h, w}, x.dtype());
   permuted_copy(ElementCopier(x, y, "SpaceToDepth"), {n, c, h, b, w, b}, {0, 3, 5, 1, 2, 4});
 }
 

@@ -40,7 +40,7 @@ void range(KernelContext& ctx) {
       n = span / d + ((span % d != 0) && ((span < 0) == (d < 0)) ? 1 : 0);
     }
     n = std::max<int64_t>(n, 0);
-    T* out = ctx.output(0, {n}).template mutable_data<T>();
+    T* out = ctx.output(0, {n}, sdk::DTypeOf<T>::value).template mutable_data<T>();
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
   });
 }
@@ -59,10 +59,13 @@ std::vector<char> one_bytes(int32_t dtype, std::string_view op) {
 }
 
 void eye_like(KernelContext& ctx) {
-  const Shape in = ctx.required_input(0).shape();
+  const sdk::ConstTensor x = ctx.required_input(0);
+  const Shape in = x.shape();
   if (in.size() != 2) sdk::fail_invalid("EyeLike: input must be 2-D, got " + shape_string(in));
   const int64_t k = ctx.node().attr_int("k", 0);
-  const sdk::Tensor y = ctx.output(0, in);
+  // The 'dtype' attribute, else the input's type.
+  const int32_t dtype = static_cast<int32_t>(ctx.node().attr_int("dtype", x.dtype()));
+  const sdk::Tensor y = ctx.output(0, in, dtype);
   ElementFiller(sdk::ConstTensor(), 0, y, "EyeLike").fill(0, y.size());
   const ElementFiller one(one_bytes(y.dtype(), "EyeLike"), y, "EyeLike");
   for (int64_t i = 0; i < in[0]; ++i) {
@@ -86,7 +89,7 @@ void one_hot(KernelContext& ctx) {
   Shape out_shape = is;
   out_shape.insert(out_shape.begin() + axis, depth);
   const std::vector<int64_t> idx = indices.to_int64_vector();
-  const sdk::Tensor y = ctx.output(0, out_shape);
+  const sdk::Tensor y = ctx.output(0, out_shape, values.dtype());
   const ElementFiller off(values, 0, y, "OneHot"), on(values, 1, y, "OneHot");
   off.fill(0, y.size());
   const int64_t outer = dims_product(is, 0, axis), inner = dims_product(is, axis, is.size());
@@ -112,7 +115,7 @@ void trilu(KernelContext& ctx) {
     k = v[0];
   }
   const bool upper = ctx.node().attr_int("upper", 1) != 0;
-  const sdk::Tensor y = ctx.output(0, in);
+  const sdk::Tensor y = ctx.output(0, in, x.dtype());
   if (y.size() == 0) return;
   const ElementCopier c(x, y, "Trilu");
   const ElementFiller zero(sdk::ConstTensor(), 0, y, "Trilu");
@@ -146,7 +149,7 @@ void non_zero(KernelContext& ctx) {
       if (static_cast<compute_t<T>>(p[i]) != compute_t<T>(0)) hits.push_back(i);
   });
   const int64_t rank = static_cast<int64_t>(in.size()), nnz = static_cast<int64_t>(hits.size());
-  int64_t* out = ctx.output(0, {rank, nnz}).mutable_data<int64_t>();
+  int64_t* out = ctx.output(0, {rank, nnz}, LOOM_DTYPE_INT64).mutable_data<int64_t>();
   const Shape st = strides_of(in);
   for (int64_t j = 0; j < nnz; ++j) {
     int64_t rem = hits[j];
@@ -186,7 +189,7 @@ void compress(KernelContext& ctx) {
     out_shape = in;
     out_shape[axis] = np;
   }
-  const sdk::Tensor y = ctx.output(0, out_shape);
+  const sdk::Tensor y = ctx.output(0, out_shape, x.dtype());
   if (y.size() == 0) return;
   const ElementCopier c(x, y, "Compress");
   for (int64_t o = 0; o < outer; ++o)
@@ -208,7 +211,7 @@ void reverse_sequence(KernelContext& ctx) {
     sdk::fail_invalid("ReverseSequence: sequence_lens has " + std::to_string(lens.size()) + " entries for batch " +
                       std::to_string(batch));
   const int64_t inner = dims_product(in, 2, in.size());
-  const sdk::Tensor y = ctx.output(0, in);
+  const sdk::Tensor y = ctx.output(0, in, x.dtype());
   if (y.size() == 0) return;
   const ElementCopier c(x, y, "ReverseSequence");
   auto offset = [&](int64_t b, int64_t t) {
@@ -322,7 +325,7 @@ void unique(KernelContext& ctx) {
     y_shape = in;
     y_shape[axis] = nu;
   }
-  const sdk::Tensor y = ctx.output(0, y_shape);
+  const sdk::Tensor y = ctx.output(0, y_shape, x.dtype());
   if (y.size() > 0) {
     const ElementCopier c(x, y, "Unique");
     for (int64_t o = 0; o < outer; ++o)
@@ -330,7 +333,7 @@ void unique(KernelContext& ctx) {
   }
   auto write = [&](size_t i, const std::vector<int64_t>& v) {
     if (ctx.output_count() <= i || ctx.node().output_name(i).empty()) return;
-    const sdk::Tensor t = ctx.output(i, {static_cast<int64_t>(v.size())});
+    const sdk::Tensor t = ctx.output(i, {static_cast<int64_t>(v.size())}, LOOM_DTYPE_INT64);
     if (!v.empty()) std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
   };
   write(1, g.first);

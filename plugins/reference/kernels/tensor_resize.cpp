@@ -179,7 +179,7 @@ class ResizeKernel {
     std::vector<AxisTaps> taps(rank);
     for (int64_t d = 0; d < rank; ++d) taps[d] = axis_taps(in[d], out_shape[d], scale[d], roi_start[d], roi_end[d]);
 
-    const sdk::Tensor y = ctx.output(0, out_shape);
+    const sdk::Tensor y = ctx.output(0, out_shape, x.dtype());
     if (y.size() == 0) return;
     if (mode_ == Mode::kNearest && coord_ != Coord::kTfCropAndResize) {
       const ElementCopier c(x, y, op);
