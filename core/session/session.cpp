@@ -45,6 +45,8 @@ struct Session::Impl {
   Expected<std::shared_ptr<const exec::SubgraphPlan>> plan_subgraph(const ir::Graph& subgraph);
   Status prepare(onnxio::LoadedModel model, const SessionOptions& options);
   Status validate_inputs(const std::map<std::string, Value>& feeds) const;
+  // A graph value's declared kind, type and shape.
+  ValueInfo declared(const std::string& name) const;
 };
 
 Session::Session() : impl_(std::make_unique<Impl>()) {}
@@ -103,6 +105,18 @@ Status Session::Impl::create_eps(const SessionOptions& options, size_t* priority
   return Status::ok();
 }
 
+ValueInfo Session::Impl::declared(const std::string& name) const {
+  ValueInfo vi;
+  vi.name = name;
+  if (const ir::ValueType* t = graph->type_of(name)) {
+    vi.kind = t->kind;
+    vi.dtype = t->dtype;
+    vi.has_shape = t->has_shape;
+    vi.shape = t->dims;
+  }
+  return vi;
+}
+
 Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& options) {
   model_name = model.source;
   graph = model.graph;
@@ -113,28 +127,10 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   // Inputs/outputs as declared, before transformations rename anything.
   for (const std::string& in : graph->inputs) {
     if (graph->is_initializer(in)) continue;
-    ValueInfo vi;
-    vi.name = in;
-    if (const ir::ValueType* t = graph->type_of(in)) {
-      vi.kind = t->kind;
-      vi.dtype = t->dtype;
-      vi.has_shape = t->has_shape;
-      vi.shape = t->dims;
-    }
-    inputs.push_back(vi);
+    inputs.push_back(declared(in));
     required_inputs.insert(in);
   }
-  for (const std::string& out : graph->outputs) {
-    ValueInfo vi;
-    vi.name = out;
-    if (const ir::ValueType* t = graph->type_of(out)) {
-      vi.kind = t->kind;
-      vi.dtype = t->dtype;
-      vi.has_shape = t->has_shape;
-      vi.shape = t->dims;
-    }
-    outputs.push_back(vi);
-  }
+  for (const std::string& out : graph->outputs) outputs.push_back(declared(out));
 
   // The evaluator for constant folding runs on the first host-memory kernel EP.
   transform::PassContext ctx;
