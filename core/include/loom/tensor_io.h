@@ -20,7 +20,11 @@ Status write_tensor_pb(const Tensor& tensor, const std::string& name, const std:
 
 // Values of any kind: `kind` says which proto the file holds — TensorProto
 // (kTensor), SequenceProto (kSequence) or OptionalProto (kOptional; an empty
-// optional reads as Value::none()). kUnknown tries them in that order.
+// optional reads as Value::none()). kUnknown tries them in that order; since
+// the three protos share field numbers, an OptionalProto holding a tensor is
+// byte-for-byte a one-element SequenceProto and reads as a sequence then.
+// An empty sequence's element type is not in the file: it reads as
+// kUndefined, and callers fill it from the model's declaration.
 Expected<Value> read_value_pb(const std::string& path, ValueKind kind);
 Status write_value_pb(const Value& value, ValueKind kind, const std::string& name, const std::string& path);
 
