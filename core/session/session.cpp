@@ -76,6 +76,9 @@ Status Session::Impl::create_eps(const SessionOptions& options, size_t* priority
     } else {
       auto opts = config.provider_options.count(name) ? config.provider_options.at(name)
                                                       : std::map<std::string, std::string>();
+      // Session-wide settings every EP sees unless its own options say otherwise.
+      if (config.intra_op_threads > 0 && !opts.count(kIntraOpThreadsOption))
+        opts[kIntraOpThreadsOption] = std::to_string(config.intra_op_threads);
       auto ep = plugin_host::EpInstance::create(*p, 0, opts);
       if (ep) {
         eps.push_back(ep->get());

@@ -45,6 +45,10 @@ struct Config {
   std::string to_json() const;
 };
 
+// Standard EP option keys the core fills from the config (per-EP
+// provider_options override them).
+inline constexpr const char* kIntraOpThreadsOption = "intra_op_threads";
+
 std::string fallback_policy_name(FallbackPolicy p);
 std::string optimization_level_name(OptimizationLevel l);
 
