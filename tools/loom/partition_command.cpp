@@ -21,7 +21,11 @@ int partition_main(const ParsedArgs& args) {
   const std::string text = (*session)->placement().to_string();
   std::cout << text;
   if (!text.empty() && text.back() != '\n') std::cout << "\n";
-  std::cout << "planned peak bytes: " << (*session)->planned_peak_bytes() << "\n";
+  const int64_t peak = (*session)->planned_peak_bytes();
+  std::cout << "planned peak bytes: " << peak;
+  // Buffers whose shapes depend on run-time dims are sized when they are made.
+  if (peak == 0) std::cout << " (no intermediate shape is known before run time)";
+  std::cout << "\n";
   return kExitOk;
 }
 
