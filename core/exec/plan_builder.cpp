@@ -17,18 +17,6 @@ namespace {
 
 using plugin_host::EpInstance;
 
-// Values a node reads, including outer-scope captures of its subgraphs.
-std::vector<std::string> reads_of(const ir::Node& n) {
-  std::vector<std::string> r = n.inputs;
-  for (const ir::Attribute& a : n.attributes) {
-    std::vector<std::shared_ptr<ir::Graph>> subs = a.graphs;
-    if (a.graph) subs.push_back(a.graph);
-    for (const auto& sg : subs)
-      for (const std::string& v : sg->outer_scope_references()) r.push_back(v);
-  }
-  return r;
-}
-
 DType dtype_from_type_string(const std::string& s) {
   static const std::map<std::string, DType> kTypes = {
       {"tensor(float)", DType::kFloat},     {"tensor(double)", DType::kDouble},   {"tensor(float16)", DType::kFloat16},
@@ -103,7 +91,7 @@ class PlanBuilder {
     for (ir::Node* node : nodes) {
       const size_t g = assignment_.group_of.at(node->id);
       first[g] = std::min(first[g], position[node->id]);
-      for (const std::string& v : reads_of(*node)) {
+      for (const std::string& v : ir::values_read(*node)) {
         auto it = producer_group.find(v);
         if (it != producer_group.end() && it->second != g && succ[it->second].insert(g).second) ++pending[g];
       }
@@ -289,14 +277,14 @@ class PlanBuilder {
       }
     std::vector<std::string> inputs;
     for (const ir::Node* n : nodes)
-      for (const std::string& v : reads_of(*n))
+      for (const std::string& v : ir::values_read(*n))
         if (!v.empty() && !produced.count(v) && std::find(inputs.begin(), inputs.end(), v) == inputs.end())
           inputs.push_back(v);
     // Outputs: produced inside and needed outside (other nodes or graph outputs).
     std::set<std::string> needed(graph_.outputs.begin(), graph_.outputs.end());
     for (const auto& n : graph_.nodes())
       if (!members.count(n->id))
-        for (const std::string& v : reads_of(*n)) needed.insert(v);
+        for (const std::string& v : ir::values_read(*n)) needed.insert(v);
     for (const ir::Node* n : nodes)
       for (const std::string& o : n->outputs)
         if (!o.empty() && needed.count(o)) outputs.push_back(o);

@@ -101,12 +101,7 @@ Expected<std::vector<Node*>> Graph::topological_order() const {
       LOOM_RETURN_IF_ERROR(depend(v));
     }
     // Subgraph bodies capture outer values: they are inputs of this node too.
-    for (const Attribute& a : n->attributes) {
-      std::vector<std::shared_ptr<Graph>> subs = a.graphs;
-      if (a.graph) subs.push_back(a.graph);
-      for (const auto& sg : subs)
-        for (const std::string& v : sg->outer_scope_references()) LOOM_RETURN_IF_ERROR(depend(v));
-    }
+    for (const std::string& v : captured_values(*n)) LOOM_RETURN_IF_ERROR(depend(v));
     pending[n.get()] = count;
     if (count == 0) ready.push_back(n.get());
   }
@@ -137,20 +132,29 @@ std::set<std::string> Graph::outer_scope_references() const {
   for (const auto& n : nodes_)
     for (const std::string& o : n->outputs) defined.insert(o);
   std::set<std::string> refs;
-  for (const auto& n : nodes_) {
-    for (const std::string& v : n->inputs)
+  for (const auto& n : nodes_)
+    for (const std::string& v : values_read(*n))
       if (!v.empty() && !defined.count(v)) refs.insert(v);
-    for (const Attribute& a : n->attributes) {
-      std::vector<std::shared_ptr<Graph>> subs = a.graphs;
-      if (a.graph) subs.push_back(a.graph);
-      for (const auto& sg : subs)
-        for (const std::string& v : sg->outer_scope_references())
-          if (!defined.count(v)) refs.insert(v);
-    }
-  }
   for (const std::string& o : outputs)
     if (!defined.count(o)) refs.insert(o);
   return refs;
+}
+
+std::set<std::string> captured_values(const Node& node) {
+  std::set<std::string> out;
+  for (const Attribute& a : node.attributes) {
+    std::vector<std::shared_ptr<Graph>> subs = a.graphs;
+    if (a.graph) subs.push_back(a.graph);
+    for (const auto& sg : subs)
+      for (const std::string& v : sg->outer_scope_references()) out.insert(v);
+  }
+  return out;
+}
+
+std::vector<std::string> values_read(const Node& node) {
+  std::vector<std::string> r = node.inputs;
+  for (const std::string& v : captured_values(node)) r.push_back(v);
+  return r;
 }
 
 }  // namespace loom::ir

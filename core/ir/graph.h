@@ -50,4 +50,9 @@ class Graph {
   NodeId next_id_ = 0;
 };
 
+// Outer-scope values the subgraphs in `node`'s attributes read (captures).
+std::set<std::string> captured_values(const Node& node);
+// Every value `node` reads: its inputs (possibly empty names) then captures.
+std::vector<std::string> values_read(const Node& node);
+
 }  // namespace loom::ir

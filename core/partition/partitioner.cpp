@@ -23,14 +23,8 @@ Edges build_edges(const ir::Graph& g) {
       if (!o.empty()) producer[o] = n->id;
   Edges e;
   for (const auto& n : g.nodes()) {
-    std::set<std::string> reads(n->inputs.begin(), n->inputs.end());
-    for (const ir::Attribute& a : n->attributes) {
-      std::vector<std::shared_ptr<ir::Graph>> subs = a.graphs;
-      if (a.graph) subs.push_back(a.graph);
-      for (const auto& sg : subs)
-        for (const std::string& v : sg->outer_scope_references()) reads.insert(v);
-    }
-    for (const std::string& v : reads) {
+    const std::vector<std::string> read = ir::values_read(*n);
+    for (const std::string& v : std::set<std::string>(read.begin(), read.end())) {
       auto it = producer.find(v);
       if (it != producer.end() && it->second != n->id) e.consumers[it->second].push_back(n->id);
     }

@@ -25,13 +25,7 @@ class DeadCodeElimination : public Pass {
         dead.insert(n.id);
         continue;
       }
-      for (const std::string& in : n.inputs) live.insert(in);
-      for (const ir::Attribute& a : n.attributes) {
-        std::vector<std::shared_ptr<ir::Graph>> subs = a.graphs;
-        if (a.graph) subs.push_back(a.graph);
-        for (const auto& sg : subs)
-          for (const std::string& v : sg->outer_scope_references()) live.insert(v);
-      }
+      for (const std::string& v : ir::values_read(n)) live.insert(v);
     }
     std::vector<std::string> unused;
     for (const auto& [name, t] : graph.initializers)

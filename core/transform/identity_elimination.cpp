@@ -16,12 +16,7 @@ class IdentityElimination : public Pass {
   Status run(ir::Graph& graph, PassContext&, bool* changed) override {
     std::set<std::string> captured;  // names read inside subgraphs: renaming them is not safe
     for (const auto& n : graph.nodes())
-      for (const ir::Attribute& a : n->attributes) {
-        std::vector<std::shared_ptr<ir::Graph>> subs = a.graphs;
-        if (a.graph) subs.push_back(a.graph);
-        for (const auto& sg : subs)
-          for (const std::string& v : sg->outer_scope_references()) captured.insert(v);
-      }
+      for (const std::string& v : ir::captured_values(*n)) captured.insert(v);
     std::set<ir::NodeId> removed;
     for (const auto& np : graph.nodes()) {
       const ir::Node& n = *np;

@@ -21,6 +21,13 @@ inline std::shared_ptr<Environment> make_env(Config config = {}, const std::stri
   return env.has_value() ? *env : nullptr;
 }
 
+// The bundled plugins with only the reference EP in the priority list.
+inline std::shared_ptr<Environment> reference_env() {
+  Config c;
+  c.providers = {"reference"};
+  return make_env(c);
+}
+
 // A C function exported by a loaded test plugin (the library must already
 // be loaded by an Environment).
 template <class Fn>

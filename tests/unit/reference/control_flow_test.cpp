@@ -25,12 +25,6 @@ constexpr int32_t kFloat = TensorProto::FLOAT;
 constexpr int32_t kInt64 = TensorProto::INT64;
 constexpr int32_t kBool = TensorProto::BOOL;
 
-std::shared_ptr<Environment> reference_env() {
-  Config c;
-  c.providers = {"reference"};
-  return testing::make_env(c);
-}
-
 // --- proto helpers ----------------------------------------------------------
 
 void tensor_type(ValueInfoProto* vi, const std::string& name, int32_t elem, const std::vector<int64_t>& dims,
@@ -108,7 +102,7 @@ std::vector<int64_t> int64_values(const Tensor& t) {
 }
 
 std::unique_ptr<Session> make_session(testing::ModelBuilder& m) {
-  auto s = Session::create_from_bytes(reference_env(), m.bytes());
+  auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
   EXPECT_TRUE(s.has_value()) << s.status().message();
   return s.has_value() ? std::move(*s) : nullptr;
 }

@@ -22,12 +22,6 @@ using ::onnx::TensorProto;
 
 constexpr int64_t kSamples = 200000;
 
-std::shared_ptr<Environment> reference_env() {
-  Config c;
-  c.providers = {"reference"};
-  return testing::make_env(c);
-}
-
 void float_attr(NodeProto& n, const std::string& name, float v) {
   auto* a = n.add_attribute();
   a->set_name(name);
@@ -42,7 +36,7 @@ void ints_attr(NodeProto& n, const std::string& name, const std::vector<int64_t>
 }
 
 std::unique_ptr<Session> session_of(const std::string& bytes) {
-  auto s = Session::create_from_bytes(reference_env(), bytes);
+  auto s = Session::create_from_bytes(testing::reference_env(), bytes);
   EXPECT_TRUE(s.has_value()) << s.status().message();
   return s.has_value() ? std::move(*s) : nullptr;
 }
@@ -217,7 +211,7 @@ TEST(RandomKernelTest, LikeOpsTakeShapeAndDtypeFromInput) {
 }
 
 TEST(RandomKernelTest, LikeOpWithoutDtypeRefusesIntegerInput) {
-  auto s = Session::create_from_bytes(reference_env(),
+  auto s = Session::create_from_bytes(testing::reference_env(),
                                       like_model("RandomUniformLike", TensorProto::INT32, std::nullopt, 1.0f));
   if (!s.has_value()) {  // refused while loading: also fine, as long as it says why
     EXPECT_NE(s.status().message().find("RandomUniformLike"), std::string::npos) << s.status().message();

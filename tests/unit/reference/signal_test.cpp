@@ -19,12 +19,6 @@ using testing::float_tensor;
 using testing::values_of;
 constexpr double kPi = 3.14159265358979323846;
 
-std::shared_ptr<Environment> reference_env() {
-  Config c;
-  c.providers = {"reference"};
-  return testing::make_env(c);
-}
-
 Tensor int64_scalar(int64_t v) { return Tensor::from_vector(DType::kInt64, {}, std::vector<int64_t>{v}); }
 
 // One-node model: inputs named in0.. (float of any rank `ranks[i]`, or int64
@@ -51,7 +45,7 @@ struct OneNode {
     return *this;
   }
   Expected<std::vector<Tensor>> run(const std::map<std::string, Tensor>& feeds) {
-    auto s = Session::create_from_bytes(reference_env(), m.bytes());
+    auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
     EXPECT_TRUE(s.has_value()) << s.status().message();
     if (!s.has_value()) return s.status();
     return (*s)->run(feeds);
@@ -181,7 +175,7 @@ TEST(SignalTest, MelWeightMatrixHasUnitPeakTriangles) {
   m.float_initializer("hi", {}, {4000.f});
   m.node("MelWeightMatrix", {"bins", "dft", "rate", "lo", "hi"}, {"y"});
   m.output("y", ::onnx::TensorProto::FLOAT, {-1, -1});
-  auto s = Session::create_from_bytes(reference_env(), m.bytes());
+  auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
   ASSERT_TRUE(s.has_value()) << s.status().message();
   auto out = (*s)->run({{"bins", int64_scalar(4)}, {"dft", int64_scalar(64)}, {"rate", int64_scalar(8000)}});
   ASSERT_TRUE(out.has_value()) << out.status().message();

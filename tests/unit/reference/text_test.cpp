@@ -17,12 +17,6 @@ using ::onnx::AttributeProto;
 using ::onnx::NodeProto;
 using ::onnx::TensorProto;
 
-std::shared_ptr<Environment> reference_env() {
-  Config c;
-  c.providers = {"reference"};
-  return testing::make_env(c);
-}
-
 void string_attr(NodeProto& n, const std::string& name, const std::string& v) {
   auto* a = n.add_attribute();
   a->set_name(name);
@@ -49,7 +43,7 @@ void floats_attr(NodeProto& n, const std::string& name, const std::vector<float>
 }
 
 Expected<std::vector<Tensor>> run_model(const std::string& bytes, const std::string& input, Tensor x) {
-  auto s = Session::create_from_bytes(reference_env(), bytes);
+  auto s = Session::create_from_bytes(testing::reference_env(), bytes);
   if (!s.has_value()) return s.status();
   return (*s)->run({{input, std::move(x)}});
 }

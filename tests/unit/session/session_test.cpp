@@ -15,12 +15,6 @@ namespace {
 using testing::float_tensor;
 using testing::values_of;
 
-std::shared_ptr<Environment> reference_env() {
-  Config c;
-  c.providers = {"reference"};
-  return testing::make_env(c);
-}
-
 // y = Relu(x * w + b) over a chain, so buffers can be reused.
 std::string chain_model(int64_t batch = 2) {
   testing::ModelBuilder m;
@@ -44,7 +38,7 @@ std::vector<float> chain_expected(const std::vector<float>& x) {
 }
 
 TEST(SessionTest, RunsAndReportsPlannedPeak) {
-  auto s = Session::create_from_bytes(reference_env(), chain_model());
+  auto s = Session::create_from_bytes(testing::reference_env(), chain_model());
   ASSERT_TRUE(s.has_value()) << s.status().message();
   EXPECT_GT((*s)->planned_peak_bytes(), 0);
   // Five 32-byte intermediates, at most two alive at once (the last is a graph output).
@@ -56,7 +50,7 @@ TEST(SessionTest, RunsAndReportsPlannedPeak) {
 }
 
 TEST(SessionTest, ConcurrentRunsOnOneSessionAreIndependent) {
-  auto s = Session::create_from_bytes(reference_env(), chain_model());
+  auto s = Session::create_from_bytes(testing::reference_env(), chain_model());
   ASSERT_TRUE(s.has_value()) << s.status().message();
   const Session& session = **s;
   std::atomic<int> failures{0};
@@ -75,7 +69,7 @@ TEST(SessionTest, ConcurrentRunsOnOneSessionAreIndependent) {
 }
 
 TEST(SessionTest, BadInputsAreRefusedNamingTheInput) {
-  auto s = Session::create_from_bytes(reference_env(), chain_model());
+  auto s = Session::create_from_bytes(testing::reference_env(), chain_model());
   ASSERT_TRUE(s.has_value());
   auto missing = (*s)->run({});
   ASSERT_FALSE(missing.has_value());
@@ -100,7 +94,7 @@ TEST(SessionTest, BadInputsAreRefusedNamingTheInput) {
 }
 
 TEST(SessionTest, SymbolicDimsAreResolvedAtRunTime) {
-  auto s = Session::create_from_bytes(reference_env(), chain_model(-1));
+  auto s = Session::create_from_bytes(testing::reference_env(), chain_model(-1));
   ASSERT_TRUE(s.has_value()) << s.status().message();
   for (int64_t batch : {1, 3, 7}) {
     std::vector<float> x(batch * 4);
@@ -117,7 +111,7 @@ TEST(SessionTest, UnknownOpIsRefusedNamingNodeOpDomainAndOpset) {
   m.input("x", ::onnx::TensorProto::FLOAT, {1});
   m.node("Frobnicate", {"x"}, {"y"}, "frob_node");
   m.output("y", ::onnx::TensorProto::FLOAT, {1});
-  auto s = Session::create_from_bytes(reference_env(), m.bytes());
+  auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
   ASSERT_FALSE(s.has_value());
   const std::string& msg = s.status().message();
   EXPECT_NE(msg.find("frob_node"), std::string::npos) << msg;
@@ -132,19 +126,19 @@ TEST(SessionTest, CustomDomainOpWithoutProviderNamesDomain) {
   m.input("x", ::onnx::TensorProto::FLOAT, {1});
   m.node("Mystery", {"x"}, {"y"}, "mystery_node", "com.example");
   m.output("y", ::onnx::TensorProto::FLOAT, {1});
-  auto s = Session::create_from_bytes(reference_env(), m.bytes());
+  auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.status().message().find("com.example.Mystery"), std::string::npos) << s.status().message();
 }
 
 TEST(SessionTest, TruncatedAndNonOnnxBytesAreRefused) {
   const std::string good = chain_model();
-  auto truncated = Session::create_from_bytes(reference_env(), good.substr(0, good.size() / 2));
+  auto truncated = Session::create_from_bytes(testing::reference_env(), good.substr(0, good.size() / 2));
   ASSERT_FALSE(truncated.has_value());
   EXPECT_NE(truncated.status().message().find("not a valid ONNX model"), std::string::npos);
-  auto garbage = Session::create_from_bytes(reference_env(), "this is not a model at all");
+  auto garbage = Session::create_from_bytes(testing::reference_env(), "this is not a model at all");
   ASSERT_FALSE(garbage.has_value());
-  auto missing = Session::create(reference_env(), "/nonexistent/model.onnx");
+  auto missing = Session::create(testing::reference_env(), "/nonexistent/model.onnx");
   ASSERT_FALSE(missing.has_value());
   EXPECT_NE(missing.status().message().find("/nonexistent/model.onnx"), std::string::npos);
 }
@@ -168,7 +162,7 @@ TEST(SessionTest, ExternalDataOutsideTheModelFolderIsRefused) {
   m.output("y", ::onnx::TensorProto::FLOAT, {4});
   const fs::path model = dir / "model.onnx";
   std::ofstream(model, std::ios::binary) << m.bytes();
-  auto s = Session::create(reference_env(), model.string());
+  auto s = Session::create(testing::reference_env(), model.string());
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.status().message().find("secret.bin"), std::string::npos) << s.status().message();
 }
@@ -189,7 +183,7 @@ TEST(SessionTest, ConstantSubgraphsAreFoldedBeforePartitioning) {
   m.node("Identity", {"x"}, {"xi"}); // removed
   m.node("Add", {"xi", "nc"}, {"y"});
   m.output("y", ::onnx::TensorProto::FLOAT, {4});
-  auto s = Session::create_from_bytes(reference_env(), m.bytes());
+  auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
   ASSERT_TRUE(s.has_value()) << s.status().message();
   ASSERT_EQ((*s)->placement().nodes.size(), 1u);
   EXPECT_EQ((*s)->placement().nodes[0].op_type, "Add");

@@ -11,12 +11,6 @@ namespace {
 using testing::float_tensor;
 using testing::values_of;
 
-std::shared_ptr<Environment> env() {
-  Config c;
-  c.providers = {"reference"};
-  return testing::make_env(c);
-}
-
 ::onnx::NodeProto& gradient(testing::ModelBuilder& m, std::initializer_list<std::string> xs, const std::string& y,
                             std::initializer_list<std::string> outputs) {
   auto& g = m.node("Gradient", xs, outputs, "grad", "ai.onnx.preview.training");
@@ -46,7 +40,7 @@ TEST(GradientLoweringTest, MatchesAnalyticDerivatives) {
   m.output("y", ::onnx::TensorProto::FLOAT, {3});
   m.output("dy_da", ::onnx::TensorProto::FLOAT, {3});
   m.output("dy_db", ::onnx::TensorProto::FLOAT, {3});
-  auto s = Session::create_from_bytes(env(), m.bytes());
+  auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
   ASSERT_TRUE(s.has_value()) << s.status().message();
   const std::vector<float> a = {1, 2, -3}, b = {2, 0.5f, 4};
   auto out = (*s)->run({{"a", float_tensor({3}, a)}, {"b", float_tensor({3}, b)}});
@@ -66,7 +60,7 @@ TEST(GradientLoweringTest, InputNotOnThePathGetsZeros) {
   gradient(m, {"a", "b"}, "y", {"da", "db"});
   m.output("da", ::onnx::TensorProto::FLOAT, {2});
   m.output("db", ::onnx::TensorProto::FLOAT, {2});
-  auto s = Session::create_from_bytes(env(), m.bytes());
+  auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
   ASSERT_TRUE(s.has_value()) << s.status().message();
   auto out = (*s)->run({{"a", float_tensor({2}, {1, 2})}, {"b", float_tensor({2}, {3, 4})}});
   ASSERT_TRUE(out.has_value()) << out.status().message();
@@ -81,7 +75,7 @@ TEST(GradientLoweringTest, UnsupportedOpIsRefusedNamingTheNode) {
   m.node("Exp", {"a"}, {"y"}, "the_exp");
   gradient(m, {"a"}, "y", {"da"});
   m.output("da", ::onnx::TensorProto::FLOAT, {2});
-  auto s = Session::create_from_bytes(env(), m.bytes());
+  auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.status().message().find("Exp"), std::string::npos) << s.status().message();
   EXPECT_NE(s.status().message().find("the_exp"), std::string::npos) << s.status().message();
@@ -96,7 +90,7 @@ TEST(GradientLoweringTest, BroadcastingOperandsAreRefused) {
   gradient(m, {"a", "b"}, "y", {"da", "db"});
   m.output("da", ::onnx::TensorProto::FLOAT, {2, 3});
   m.output("db", ::onnx::TensorProto::FLOAT, {3});
-  auto s = Session::create_from_bytes(env(), m.bytes());
+  auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
   ASSERT_FALSE(s.has_value());
   EXPECT_NE(s.status().message().find("broadcast"), std::string::npos) << s.status().message();
 }
