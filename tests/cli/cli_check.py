@@ -13,6 +13,10 @@
       compares the saved outputs with output_*.pb: TensorProto, or
       SequenceProto / OptionalProto for sequence / optional outputs (needs onnx
       and numpy; exits 77 = skipped when they are missing).
+  cli_check.py bench-json --loom L --model M
+      Runs `loom bench --model M --runs 3 --warmup 1 --json` and checks that
+      stdout is one JSON object with the timing keys, non-negative numbers,
+      runs 3 and warmup 1.
 Exit 0 on success, 1 with a reason on stderr otherwise.
 """
 import argparse
@@ -147,6 +151,33 @@ def cmd_compare(args):
     print(f"{len(out_files)} output(s) match")
 
 
+BENCH_NUMBERS = ("create_ms", "first_run_ms", "median_ms", "p90_ms", "min_ms", "mean_ms", "cpu_ms", "peak_rss_mb")
+
+
+def cmd_bench_json(args):
+    import json
+    p = run([args.loom, "bench", "--model", args.model, "--runs", "3", "--warmup", "1", "--json"])
+    if p.returncode != 0:
+        fail(f"loom bench failed:\n{show(p)}")
+    try:
+        report = json.loads(p.stdout)
+    except ValueError as e:
+        fail(f"stdout is not one JSON object ({e}):\n{show(p)}")
+    if not isinstance(report, dict):
+        fail(f"stdout is JSON but not an object:\n{show(p)}")
+    for key in BENCH_NUMBERS:
+        v = report.get(key)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+            fail(f"'{key}' is {v!r}, expected a non-negative number:\n{show(p)}")
+    if not report["min_ms"] <= report["median_ms"] <= report["p90_ms"]:
+        fail(f"expected min_ms <= median_ms <= p90_ms:\n{show(p)}")
+    if report.get("runs") != 3 or report.get("warmup") != 1:
+        fail(f"expected runs 3 and warmup 1:\n{show(p)}")
+    if report.get("model") != args.model or not isinstance(report.get("providers"), list) or "threads" not in report:
+        fail(f"expected model, providers (a list) and threads:\n{show(p)}")
+    print(f"bench: median {report['median_ms']} ms, peak rss {report['peak_rss_mb']} MB")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -166,6 +197,9 @@ def main():
     c.add_argument("--loom", required=True)
     c.add_argument("--case", required=True)
     c.add_argument("--workdir", required=True)
+    j = sub.add_parser("bench-json")
+    j.add_argument("--loom", required=True)
+    j.add_argument("--model", required=True)
     args = ap.parse_args()
     if args.mode == "expect":
         if args.cmd and args.cmd[0] == "--":
@@ -173,6 +207,8 @@ def main():
         if not args.cmd:
             ap.error("expect needs a command after --")
         cmd_expect(args)
+    elif args.mode == "bench-json":
+        cmd_bench_json(args)
     elif args.mode == "bad-model":
         cmd_bad_model(args)
     else:

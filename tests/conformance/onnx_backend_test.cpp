@@ -10,6 +10,7 @@
 // or fail makes the run fail, so the file stays true.
 //
 // Usage: loom_conformance --suite DIR --expectations FILE [--filter SUBSTRING]
+//                         [--providers a,b] (default: reference only)
 // Prints each unexpected result and ends with "N passed, M failed".
 #include <algorithm>
 #include <charconv>
@@ -210,18 +211,24 @@ std::map<std::string, std::string> read_expectations(const std::string& path, st
 
 int main(int argc, char** argv) {
   std::string suite, expectations_path, filter;
+  std::vector<std::string> providers = {"reference"};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--suite") suite = argv[i + 1];
     else if (flag == "--expectations") expectations_path = argv[i + 1];
     else if (flag == "--filter") filter = argv[i + 1];
-    else {
+    else if (flag == "--providers") {
+      providers.clear();
+      std::stringstream list(argv[i + 1]);
+      for (std::string p; std::getline(list, p, ',');)
+        if (!p.empty()) providers.push_back(p);
+    } else {
       std::cerr << "unknown flag " << flag << "\n";
       return 2;
     }
   }
   if (suite.empty() || expectations_path.empty()) {
-    std::cerr << "usage: loom_conformance --suite DIR --expectations FILE [--filter SUBSTRING]\n";
+    std::cerr << "usage: loom_conformance --suite DIR --expectations FILE [--filter SUBSTRING] [--providers a,b]\n";
     return 2;
   }
   std::string error;
@@ -231,7 +238,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Config config;
-  config.providers = {"reference"};
+  config.providers = providers;
   config.log_level = "off";
   auto env = Environment::create(config);
   if (!env) {

@@ -18,5 +18,6 @@ struct Command {
 Command run_command();
 Command plugins_command();
 Command partition_command();
+Command bench_command();
 
 }  // namespace loom::tools

@@ -11,7 +11,8 @@ namespace {
 using loom::tools::Command;
 
 std::vector<Command> all_commands() {
-  return {loom::tools::run_command(), loom::tools::plugins_command(), loom::tools::partition_command()};
+  return {loom::tools::run_command(), loom::tools::plugins_command(), loom::tools::partition_command(),
+          loom::tools::bench_command()};
 }
 
 std::string general_usage() {

@@ -1,0 +1,46 @@
+#include "compiled_partition.h"
+
+#include <omp.h>
+
+#include "program_builder.h"
+
+namespace loom::onednn {
+
+Counters& counters() {
+  static Counters c;
+  return c;
+}
+
+OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, int threads)
+    : spec_(std::move(spec)), engine_(std::move(engine)), threads_(threads) {}
+
+std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& ctx) {
+  std::vector<std::vector<int64_t>> key;
+  key.reserve(spec_.inputs.size());
+  for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+    sdk::ConstTensor t = ctx.input(i);
+    key.push_back(t.exists() ? t.shape() : std::vector<int64_t>{-1});
+  }
+  // Built under the lock: a shape is built once even when several runs
+  // meet it at the same time (they would otherwise each build it).
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  for (const auto& dims : key)
+    for (int64_t d : dims)
+      if (d == 0) throw sdk::Error("cpu_onednn: empty (zero-sized) inputs are not supported", LOOM_STATUS_NOT_IMPLEMENTED);
+  std::shared_ptr<const Program> program = ProgramBuilder(engine_, spec_, ctx).build();
+  ++counters().programs_built;
+  cache_.emplace(std::move(key), program);
+  return program;
+}
+
+void OnednnPartition::compute(void*, sdk::KernelContext& ctx) {
+  // oneDNN's OpenMP build sizes its parallel regions from the calling
+  // thread's ICV; set it before creating and before executing primitives.
+  if (omp_get_max_threads() != threads_) omp_set_num_threads(threads_);
+  ++counters().partition_runs;
+  program_for(ctx)->execute(ctx);
+}
+
+}  // namespace loom::onednn

@@ -1,0 +1,45 @@
+// A claimed subgraph compiled for oneDNN. Programs are built lazily, on the
+// first compute with a new tuple of input shapes, and cached by those shapes;
+// later computes with the same shapes reuse primitives and packed weights.
+// compute() may run concurrently on different run states: the cache is
+// mutex-protected and each execution borrows its own arena.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "loom/sdk.h"
+#include "partition_spec.h"
+#include "program.h"
+
+namespace loom::onednn {
+
+// Process-wide counters, exported for tests (see onednn_plugin.cpp).
+struct Counters {
+  std::atomic<uint64_t> programs_built{0};
+  std::atomic<uint64_t> partition_runs{0};
+};
+Counters& counters();
+
+class OnednnPartition : public sdk::CompiledPartition {
+ public:
+  // threads: OpenMP threads for oneDNN calls from the computing thread.
+  OnednnPartition(PartitionSpec spec, dnnl::engine engine, int threads);
+  void compute(void* run_state, sdk::KernelContext& ctx) override;
+
+ private:
+  std::shared_ptr<const Program> program_for(sdk::KernelContext& ctx);
+
+  PartitionSpec spec_;
+  dnnl::engine engine_;
+  int threads_;
+  std::mutex mutex_;
+  std::map<std::vector<std::vector<int64_t>>, std::shared_ptr<const Program>> cache_;
+};
+
+}  // namespace loom::onednn

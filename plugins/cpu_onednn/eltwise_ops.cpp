@@ -1,0 +1,82 @@
+#include "eltwise_ops.h"
+
+#include <cfloat>
+
+namespace loom::onednn {
+namespace {
+
+using dnnl::algorithm;
+
+std::optional<float> constant_scalar(const NodeSpec& n, size_t input) {
+  auto it = n.small_constants.find(input);
+  if (it == n.small_constants.end() || it->second.size() != 1) return std::nullopt;
+  return static_cast<float>(it->second[0]);
+}
+
+// Clip bounds: attributes before opset 11, optional constant inputs after.
+std::optional<std::vector<EltwiseStep>> clip_steps(const NodeSpec& n) {
+  float lo = -FLT_MAX, hi = FLT_MAX;
+  if (n.opset < 11) {
+    lo = n.attr_float("min", lo);
+    hi = n.attr_float("max", hi);
+  } else {
+    for (size_t i = 1; i <= 2; ++i) {
+      if (!n.has_input(i)) continue;
+      auto v = constant_scalar(n, i);
+      if (!v) return std::nullopt;  // a bound computed at run time
+      (i == 1 ? lo : hi) = *v;
+    }
+  }
+  if (lo > hi) return std::nullopt;  // ONNX leaves this case to the reference semantics
+  return std::vector<EltwiseStep>{{algorithm::eltwise_clip, lo, hi}};
+}
+
+}  // namespace
+
+std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& n) {
+  if (!n.domain.empty() && n.domain != "ai.onnx") return std::nullopt;
+  const std::string& op = n.op_type;
+  using V = std::vector<EltwiseStep>;
+  if (op == "Relu") return V{{algorithm::eltwise_relu, 0.f, 0.f}};
+  if (op == "LeakyRelu") return V{{algorithm::eltwise_relu, n.attr_float("alpha", 0.01f), 0.f}};
+  if (op == "Sigmoid") return V{{algorithm::eltwise_logistic}};
+  if (op == "Tanh") return V{{algorithm::eltwise_tanh}};
+  if (op == "Elu") return V{{algorithm::eltwise_elu, n.attr_float("alpha", 1.f), 0.f}};
+  if (op == "Selu")
+    return V{{algorithm::eltwise_elu, n.attr_float("alpha", 1.67326319217681884765625f), 0.f},
+             {algorithm::eltwise_linear, n.attr_float("gamma", 1.05070102214813232421875f), 0.f}};
+  if (op == "Exp") return V{{algorithm::eltwise_exp}};
+  // Log is not claimed: oneDNN's approximation is off by ~1e-6 near log(1) = 0,
+  // beyond the ONNX tests' absolute tolerance.
+  if (op == "Sqrt") return V{{algorithm::eltwise_sqrt}};
+  if (op == "Abs") return V{{algorithm::eltwise_abs}};
+  if (op == "Neg") return V{{algorithm::eltwise_linear, -1.f, 0.f}};
+  if (op == "Softplus") return V{{algorithm::eltwise_soft_relu}};
+  if (op == "HardSwish") return V{{algorithm::eltwise_hardswish}};
+  // oneDNN 2.6 has no hardsigmoid: alpha*x+beta, then clip to [0, 1].
+  if (op == "HardSigmoid")
+    return V{{algorithm::eltwise_linear, n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f)},
+             {algorithm::eltwise_clip, 0.f, 1.f}};
+  if (op == "Clip") return clip_steps(n);
+  return std::nullopt;
+}
+
+std::optional<dnnl::algorithm> binary_algorithm_for(const NodeSpec& n) {
+  if (!n.domain.empty() && n.domain != "ai.onnx") return std::nullopt;
+  if (n.inputs.size() != 2) return std::nullopt;
+  const std::string& op = n.op_type;
+  if (op == "Add") return algorithm::binary_add;
+  if (op == "Sub") return algorithm::binary_sub;
+  if (op == "Mul") return algorithm::binary_mul;
+  if (op == "Div") return algorithm::binary_div;
+  if (op == "Max") return algorithm::binary_max;
+  if (op == "Min") return algorithm::binary_min;
+  return std::nullopt;
+}
+
+bool is_commutative(dnnl::algorithm alg) {
+  return alg == algorithm::binary_add || alg == algorithm::binary_mul || alg == algorithm::binary_max ||
+         alg == algorithm::binary_min;
+}
+
+}  // namespace loom::onednn

@@ -1,0 +1,25 @@
+// Decides which trailing element-wise / binary nodes become post-ops of the
+// node before them. Purely structural: the op builders may still fuse fewer
+// (shapes oneDNN rejects), and then build the rest standalone.
+#pragma once
+
+#include <vector>
+
+#include "partition_spec.h"
+
+namespace loom::onednn {
+
+// One node to build, with the chain of nodes it may absorb as post-ops.
+struct BuildUnit {
+  size_t node;
+  std::vector<size_t> chain;  // indices into PartitionSpec::nodes, in chain order
+};
+
+// Every node appears in exactly one unit (as its node or in its chain). A
+// chain continues through a value only when it has exactly one consumer
+// inside the partition and is not needed outside it; a binary node joins
+// with the chain value as its first operand (either operand when
+// commutative), the other operand produced anywhere else.
+std::vector<BuildUnit> plan_fusion(const PartitionSpec& spec);
+
+}  // namespace loom::onednn

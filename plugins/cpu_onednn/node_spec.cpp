@@ -1,0 +1,69 @@
+#include "node_spec.h"
+
+namespace loom::onednn {
+namespace {
+
+// Every attribute an op handled here reads. The SDK cannot enumerate a
+// node's attributes, so the snapshot asks for these by name.
+const char* const kAttributeNames[] = {
+    "alpha", "beta", "gamma", "axis", "axes", "epsilon", "momentum", "training_mode", "spatial",
+    "group", "dilations", "pads", "strides", "kernel_shape", "auto_pad", "output_padding",
+    "output_shape", "ceil_mode", "count_include_pad", "storage_order", "p", "transA", "transB",
+    "perm", "allowzero", "min", "max", "stash_type", "keepdims", "is_test", "consumed_inputs",
+    "broadcast", "legacy_cuda_hack"};
+
+constexpr int64_t kSmallConstantLimit = 64;
+
+}  // namespace
+
+NodeSpec NodeSpec::from(const sdk::Node& node) {
+  NodeSpec s;
+  s.op_type = std::string(node.op_type());
+  s.domain = std::string(node.domain());
+  s.name = std::string(node.name());
+  s.opset = node.opset();
+  for (size_t i = 0; i < node.input_count(); ++i) {
+    s.inputs.emplace_back(node.input_name(i));
+    const bool present = !s.inputs.back().empty();
+    s.input_dtypes.push_back(present ? node.input_dtype(i) : LOOM_DTYPE_UNDEFINED);
+    s.input_shapes.push_back(present ? node.input_shape(i) : std::nullopt);
+    sdk::ConstTensor c = present ? node.input_constant(i) : sdk::ConstTensor();
+    s.input_is_constant.push_back(c.exists());
+    if (!c.exists()) continue;
+    s.constant_shapes[i] = c.shape();
+    if (c.size() > kSmallConstantLimit) continue;
+    std::vector<double> values;
+    if (c.dtype() == LOOM_DTYPE_FLOAT) {
+      const float* p = c.data<float>();
+      values.assign(p, p + c.size());
+    } else if (c.dtype() == LOOM_DTYPE_DOUBLE) {
+      const double* p = c.data<double>();
+      values.assign(p, p + c.size());
+    } else {
+      try {
+        for (int64_t v : c.to_int64_vector()) values.push_back(static_cast<double>(v));
+      } catch (const sdk::Error&) {
+        continue;  // strings and other kinds: not a number this EP reads
+      }
+    }
+    s.small_constants[i] = std::move(values);
+  }
+  for (size_t i = 0; i < node.output_count(); ++i) {
+    s.outputs.emplace_back(node.output_name(i));
+    s.output_dtypes.push_back(s.outputs.back().empty() ? LOOM_DTYPE_UNDEFINED : node.output_dtype(i));
+  }
+  for (const char* key : kAttributeNames) {
+    switch (node.attr_type(key)) {
+      case LOOM_ATTR_UNDEFINED: break;
+      case LOOM_ATTR_INT: s.ints[key] = *node.find_int(key); break;
+      case LOOM_ATTR_FLOAT: s.floats[key] = *node.find_float(key); break;
+      case LOOM_ATTR_STRING: s.strings[key] = *node.find_string(key); break;
+      case LOOM_ATTR_INTS: s.int_lists[key] = *node.find_ints(key); break;
+      case LOOM_ATTR_FLOATS: s.float_lists[key] = *node.find_floats(key); break;
+      default: s.other_attrs.emplace_back(key); break;
+    }
+  }
+  return s;
+}
+
+}  // namespace loom::onednn

@@ -1,0 +1,235 @@
+#include "op_support.h"
+
+#include <set>
+
+#include "eltwise_ops.h"
+
+namespace loom::onednn {
+namespace {
+
+SupportVerdict no(std::string why) { return {OpRole::kUnsupported, std::move(why)}; }
+SupportVerdict yes(OpRole role) { return {role, {}}; }
+
+bool all_float(const NodeSpec& n, size_t inputs_to_check) {
+  for (size_t i = 0; i < inputs_to_check && i < n.inputs.size(); ++i)
+    if (n.has_input(i) && n.input_dtypes[i] != LOOM_DTYPE_FLOAT) return false;
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    if (!n.outputs[i].empty() && n.output_dtypes[i] != LOOM_DTYPE_FLOAT) return false;
+  return true;
+}
+
+bool rank_is(const NodeSpec& n, size_t input, size_t rank) { return n.input_rank(input) == rank; }
+
+// Conv / ConvTranspose / pooling spatial attributes for 2-D kernels.
+std::string check_window_2d(const NodeSpec& n) {
+  const auto pads = n.attr_ints("pads");
+  if (!pads.empty() && pads.size() != 4) return "pads must have 4 entries";
+  for (int64_t p : pads)
+    if (p < 0) return "negative pads";
+  for (const char* key : {"strides", "dilations", "kernel_shape"}) {
+    const auto v = n.attr_ints(key);
+    if (!v.empty() && v.size() != 2) return std::string(key) + " must have 2 entries";
+    for (int64_t x : v)
+      if (x < 1) return std::string(key) + " must be positive";
+  }
+  const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  static const std::set<std::string> known = {"NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"};
+  if (!known.count(auto_pad)) return "unknown auto_pad '" + auto_pad + "'";
+  return {};
+}
+
+SupportVerdict check_conv(const NodeSpec& n) {
+  if (!rank_is(n, 0, 4)) return no("only 2-D convolutions (rank-4 input) are compiled");
+  if (!rank_is(n, 1, 4)) return no("weights must be rank 4");
+  if (n.has_input(2) && !rank_is(n, 2, 1)) return no("bias must be rank 1");
+  if (auto e = check_window_2d(n); !e.empty()) return no(e);
+  if (n.attr_int("group", 1) < 1) return no("group must be positive");
+  if (n.op_type == "ConvTranspose") {
+    if (n.has_attr("output_shape")) return no("output_shape is left to the reference EP");
+    const std::string ap = n.attr_string("auto_pad", "NOTSET");
+    if (ap != "NOTSET" && ap != "VALID") return no("ConvTranspose auto_pad SAME_* is left to the reference EP");
+    const auto op = n.attr_ints("output_padding", {0, 0});
+    const auto pads = n.attr_ints("pads", {0, 0, 0, 0});
+    const auto strides = n.attr_ints("strides", {1, 1});
+    const auto dil = n.attr_ints("dilations", {1, 1});
+    if (op.size() != 2) return no("output_padding must have 2 entries");
+    for (size_t i = 0; i < 2; ++i)
+      if (op[i] < 0 || op[i] >= std::max(strides[i], dil[i])) return no("invalid output_padding");
+    // oneDNN has no output padding; it becomes less end padding, which must stay >= 0.
+    for (size_t i = 0; i < 2; ++i)
+      if (op[i] > (ap == "VALID" ? 0 : pads[i + 2])) return no("output_padding beyond the end padding");
+  }
+  return yes(OpRole::kAnchor);
+}
+
+SupportVerdict check_pool(const NodeSpec& n) {
+  if (!rank_is(n, 0, 4)) return no("only 2-D pooling (rank-4 input) is compiled");
+  if (n.used_output_count() != 1) return no("MaxPool Indices output is left to the reference EP");
+  if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") return yes(OpRole::kCompute);
+  if (auto e = check_window_2d(n); !e.empty()) return no(e);
+  const auto kernel = n.attr_ints("kernel_shape");
+  if (kernel.size() != 2) return no("kernel_shape must have 2 entries");
+  const auto pads = n.attr_ints("pads", {0, 0, 0, 0});
+  const auto dil = n.attr_ints("dilations", {1, 1});
+  for (size_t i = 0; i < 4; ++i)
+    if (pads[i] >= (kernel[i % 2] - 1) * dil[i % 2] + 1) return no("pads must be smaller than the kernel");
+  if (n.op_type == "AveragePool") {
+    if (!n.attr_ints("dilations").empty()) return no("AveragePool dilations are left to the reference EP");
+    if (n.attr_int("ceil_mode", 0) && n.attr_int("count_include_pad", 0))
+      return no("AveragePool ceil_mode with count_include_pad is left to the reference EP");
+  }
+  return yes(OpRole::kCompute);
+}
+
+SupportVerdict check_matmul(const NodeSpec& n) {
+  const auto ra = n.input_rank(0), rb = n.input_rank(1);
+  if (!ra || !rb) return no("operand ranks must be known");
+  if (*ra < 1 || *rb < 1 || *ra > 6 || *rb > 6) return no("operand ranks must be 1..6");
+  return yes(OpRole::kAnchor);
+}
+
+SupportVerdict check_gemm(const NodeSpec& n) {
+  if (!rank_is(n, 0, 2) || !rank_is(n, 1, 2)) return no("A and B must be rank 2");
+  if (n.has_input(2)) {
+    const auto rc = n.input_rank(2);
+    if (!rc || *rc > 2) return no("C must have rank 0..2");
+    if (n.attr_float("beta", 1.f) != 1.f && !n.input_is_constant[2])
+      return no("beta != 1 needs a constant C");
+  }
+  if (n.attr_float("alpha", 1.f) != 1.f && !n.input_is_constant[1])
+    return no("alpha != 1 needs a constant B");
+  return yes(OpRole::kAnchor);
+}
+
+SupportVerdict check_binary(const NodeSpec& n) {
+  if (n.opset < 7 && n.op_type != "Max" && n.op_type != "Min")
+    return no("legacy broadcast attributes (opset < 7)");
+  const auto ra = n.input_rank(0), rb = n.input_rank(1);
+  if (!ra || !rb) return no("operand ranks must be known");
+  if (std::max(*ra, *rb) > 6) return no("rank above 6");
+  // oneDNN broadcasts only the second operand: reject shapes where both
+  // operands broadcast, or (for Sub/Div) where the first one must.
+  const auto& a = *n.input_shapes[0];
+  const auto& b = *n.input_shapes[1];
+  const size_t r = std::max(a.size(), b.size());
+  bool a_broadcasts = a.size() < r, b_broadcasts = b.size() < r;
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i + a.size() >= r ? a[i + a.size() - r] : 1;
+    const int64_t db = i + b.size() >= r ? b[i + b.size() - r] : 1;
+    if (da == db) continue;
+    if (da == 1) a_broadcasts = true;
+    else if (db == 1) b_broadcasts = true;
+    else if (da > 0 && db > 0) return no("shapes do not broadcast");
+    else return no("a dimension may broadcast at run time (unknown sizes)");
+  }
+  if (a_broadcasts && b_broadcasts) return no("both operands broadcast");
+  const bool commutative = n.op_type == "Add" || n.op_type == "Mul" || n.op_type == "Max" || n.op_type == "Min";
+  if (a_broadcasts && !commutative) return no("the first operand broadcasts");
+  return yes(OpRole::kBinary);
+}
+
+SupportVerdict check_softmax(const NodeSpec& n) {
+  const auto r = n.input_rank(0);
+  if (!r || *r < 1) return no("rank must be known");
+  const int64_t rank = static_cast<int64_t>(*r);
+  int64_t axis = n.attr_int("axis", n.opset >= 13 ? -1 : 1);
+  if (axis < -rank || axis >= rank) return no("axis out of range");
+  if (axis < 0) axis += rank;
+  // Before opset 13 Softmax flattens to 2-D at axis: the same as a softmax
+  // over one axis only when that axis is the last.
+  if (n.opset < 13 && axis != rank - 1) return no("opset < 13 Softmax over more than the last axis");
+  return yes(OpRole::kCompute);
+}
+
+SupportVerdict check_batch_norm(const NodeSpec& n) {
+  const auto r = n.input_rank(0);
+  if (!r || *r < 2 || *r > 5) return no("input rank must be 2..5");
+  if (n.used_output_count() != 1) return no("training outputs are left to the reference EP");
+  if (n.attr_int("training_mode", 0) != 0) return no("training_mode");
+  if (n.attr_int("spatial", 1) != 1) return no("spatial=0");
+  if (n.opset < 7 && n.attr_int("is_test", 0) == 0) return no("is_test=0");
+  if (n.inputs.size() != 5) return no("needs 5 inputs");
+  return yes(OpRole::kCompute);
+}
+
+SupportVerdict check_layer_norm(const NodeSpec& n) {
+  const auto r = n.input_rank(0);
+  if (!r || *r < 1) return no("rank must be known");
+  if (n.used_output_count() != 1) return no("Mean / InvStdDev outputs are left to the reference EP");
+  const int64_t rank = static_cast<int64_t>(*r);
+  int64_t axis = n.attr_int("axis", -1);
+  if (axis < -rank || axis >= rank) return no("axis out of range");
+  if (axis < 0) axis += rank;
+  // Scale and bias must cover the normalised dims exactly (no broadcasting).
+  const auto& x = *n.input_shapes[0];
+  for (size_t i = 1; i <= 2; ++i) {
+    if (!n.has_input(i)) continue;
+    const auto s = n.input_shapes[i];
+    if (!s || s->size() != static_cast<size_t>(rank - axis)) return no("scale/bias must match the normalised dims");
+    for (size_t k = 0; k < s->size(); ++k)
+      if ((*s)[k] < 0 || (*s)[k] != x[axis + k]) return no("scale/bias must match the normalised dims");
+  }
+  return yes(OpRole::kCompute);
+}
+
+SupportVerdict check_concat(const NodeSpec& n) {
+  const auto r = n.input_rank(0);
+  if (!r || *r < 1 || *r > 6) return no("rank must be 1..6");
+  if (n.inputs.size() < 1) return no("no inputs");
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (!n.has_input(i) || n.input_rank(i) != r) return no("inputs must share a known rank");
+    for (int64_t d : *n.input_shapes[i])
+      if (d == 0) return no("empty inputs");
+  }
+  return yes(OpRole::kCompute);
+}
+
+SupportVerdict check_reshape(const NodeSpec& n) {
+  if (n.op_type == "Flatten") {
+    if (!n.input_rank(0)) return no("rank must be known");
+    return yes(OpRole::kReshape);
+  }
+  if (n.opset < 5) return no("opset < 5 Reshape");
+  if (!n.small_constants.count(1)) return no("the shape must be a small constant");
+  return yes(OpRole::kReshape);
+}
+
+SupportVerdict check_transpose(const NodeSpec& n) {
+  const auto r = n.input_rank(0);
+  if (!r || *r < 1 || *r > 6) return no("rank must be 1..6");
+  return yes(OpRole::kCompute);
+}
+
+}  // namespace
+
+SupportVerdict check_support(const NodeSpec& n) {
+  if (!n.domain.empty() && n.domain != "ai.onnx") return no("domain '" + n.domain + "'");
+  const std::string& op = n.op_type;
+  // Data inputs are float; Reshape's shape and Clip's bounds are checked below.
+  const size_t float_inputs = (op == "Reshape") ? 1 : n.inputs.size();
+  if (!all_float(n, float_inputs)) return no("only float32 is compiled");
+  if (!n.other_attrs.empty()) return no("attribute '" + n.other_attrs.front() + "' of an unhandled kind");
+  if (n.input_shapes.empty() || !n.has_input(0)) return no("missing input");
+  for (const auto& s : n.input_shapes)
+    if (s && s->size() > 12) return no("rank above oneDNN's limit");
+
+  if (op == "Conv" || op == "ConvTranspose") return check_conv(n);
+  if (op == "MatMul") return check_matmul(n);
+  if (op == "Gemm") return check_gemm(n);
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")
+    return check_pool(n);
+  if (op == "BatchNormalization") return check_batch_norm(n);
+  if (op == "LayerNormalization") return check_layer_norm(n);
+  if (op == "Softmax") return check_softmax(n);
+  if (op == "Concat") return check_concat(n);
+  if (op == "Reshape" || op == "Flatten") return check_reshape(n);
+  if (op == "Transpose") return check_transpose(n);
+  if (binary_algorithm_for(n)) return check_binary(n);
+  if (eltwise_steps_for(n)) {
+    if (!n.input_rank(0)) return no("rank must be known");
+    return yes(OpRole::kUnary);
+  }
+  return no("op not implemented by cpu_onednn");
+}
+
+}  // namespace loom::onednn

@@ -1,0 +1,29 @@
+// Which nodes this EP claims: the static checks made at claim time, on
+// inferred types and shapes and on attributes. A node passes only when its
+// op, attributes and types are ones the program builder implements and the
+// EP-vs-reference tests cover; everything else stays with later providers.
+#pragma once
+
+#include <string>
+
+#include "node_spec.h"
+
+namespace loom::onednn {
+
+enum class OpRole {
+  kUnsupported,
+  kAnchor,     // Conv, ConvTranspose, MatMul, Gemm: take post-op chains
+  kUnary,      // eltwise: fusable as a post-op
+  kBinary,     // Add/Sub/Mul/Div/Max/Min: fusable as a post-op, or an anchor itself
+  kCompute,    // pooling, normalisation, softmax, concat, transpose
+  kReshape,    // Reshape / Flatten: reinterpret plain data, no compute
+};
+
+struct SupportVerdict {
+  OpRole role = OpRole::kUnsupported;
+  std::string reason;  // why not, when unsupported
+};
+
+SupportVerdict check_support(const NodeSpec& node);
+
+}  // namespace loom::onednn

@@ -1,0 +1,133 @@
+// Conv and ConvTranspose (2-D) as oneDNN (de)convolutions: layouts chosen by
+// oneDNN (format_tag::any), weights packed once, bias and post-op chains.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "ops/op_builders.h"
+#include "ops/post_ops.h"
+#include "ops/window.h"
+
+namespace loom::onednn {
+namespace {
+
+using dnnl::memory;
+using tag = dnnl::memory::format_tag;
+
+memory::desc any_desc(const std::vector<int64_t>& dims) { return memory::desc(dims, memory::data_type::f32, tag::any); }
+
+std::vector<int64_t> spatial(const std::vector<int64_t>& d) { return {d.begin() + 2, d.end()}; }
+
+// The (de)convolution weights as oneDNN dims over the ONNX bytes: grouped
+// weights get a leading group dim; ConvTranspose's ONNX layout (C_in,
+// C_out/g, ...) is described with strides rather than copied.
+ValueId weights_view(ProgramBuilder& b, ValueId w, int64_t group, bool transposed) {
+  const std::vector<int64_t>& d = b.dims(w);  // conv: M, C/g, kh, kw; transpose: C, M/g, kh, kw
+  const int64_t kh = d[2], kw = d[3];
+  const ValueId p = b.plain(w);
+  if (!transposed) {
+    if (group == 1) return p;
+    return b.view(p, {group, d[0] / group, d[1], kh, kw});
+  }
+  const int64_t ic_g = d[0] / group, oc_g = d[1];
+  std::vector<int64_t> dims, strides;
+  if (group == 1) {
+    dims = {oc_g, ic_g, kh, kw};
+    strides = {kh * kw, oc_g * kh * kw, kw, 1};
+  } else {
+    dims = {group, oc_g, ic_g, kh, kw};
+    strides = {ic_g * oc_g * kh * kw, kh * kw, oc_g * kh * kw, kw, 1};
+  }
+  return b.alias(p, memory::desc(dims, memory::data_type::f32, strides), dims);
+}
+
+struct ConvShape {
+  int64_t group, out_channels;
+  Window window;
+  std::vector<int64_t> dst_dims;
+};
+
+ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std::vector<int64_t>& w, bool transposed) {
+  ConvShape s;
+  s.group = n.attr_int("group", 1);
+  const int64_t g = s.group;
+  if (x.size() != 4 || w.size() != 4) n.fail("expects rank-4 input and weights");
+  if (!transposed && (x[1] != w[1] * g || w[0] % g != 0))
+    n.fail("input channels " + std::to_string(x[1]) + " do not match weights and group " + std::to_string(g));
+  if (transposed && (x[1] != w[0] || w[0] % g != 0))
+    n.fail("input channels " + std::to_string(x[1]) + " do not match weights and group " + std::to_string(g));
+  const std::vector<int64_t> kernel = spatial(w);
+  const auto ks = n.attr_ints("kernel_shape");
+  if (!ks.empty() && ks != kernel) n.fail("kernel_shape does not match the weights");
+  s.out_channels = transposed ? w[1] * g : w[0];
+  if (!transposed) {
+    s.window = forward_window(n, spatial(x), kernel, false);
+  } else {
+    Window& win = s.window;
+    win.kernel = kernel;
+    win.strides = n.attr_ints("strides", {1, 1});
+    win.dilations = n.attr_ints("dilations", {1, 1});
+    const auto pads = n.attr_string("auto_pad", "NOTSET") == "VALID" ? std::vector<int64_t>{0, 0, 0, 0}
+                                                                    : n.attr_ints("pads", {0, 0, 0, 0});
+    const auto out_pad = n.attr_ints("output_padding", {0, 0});
+    win.pad_begin = {pads[0], pads[1]};
+    win.pad_end = {pads[2], pads[3]};
+    for (size_t i = 0; i < 2; ++i) {
+      const int64_t extent = (kernel[i] - 1) * win.dilations[i] + 1;
+      win.output.push_back(win.strides[i] * (x[2 + i] - 1) + out_pad[i] + extent - pads[i] - pads[i + 2]);
+      // oneDNN has no output padding: it is less end padding.
+      win.pad_end[i] -= out_pad[i];
+      if (win.output.back() < 1) n.fail("output size below 1");
+    }
+  }
+  s.dst_dims = {x[0], s.out_channels, s.window.output[0], s.window.output[1]};
+  return s;
+}
+
+template <class Primitive>
+size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool transposed) {
+  const ValueId x = b.value_of(n.inputs[0]);
+  const ValueId w = b.value_of(n.inputs[1]);
+  const ConvShape s = conv_shape(n, b.dims(x), b.dims(w), transposed);
+  const ValueId wv = weights_view(b, w, s.group, transposed);
+  const bool has_bias = n.has_input(2);
+  std::optional<ValueId> bias;
+  if (has_bias) {
+    bias = b.value_of(n.inputs[2]);
+    if (b.dims(*bias) != std::vector<int64_t>{s.out_channels}) n.fail("bias must have one value per output channel");
+  }
+  const auto ops = plan_post_ops(b, chain, n.outputs[0], s.dst_dims, true);
+  const dnnl::algorithm alg = transposed ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct;
+  size_t used = 0;
+  using PD = typename Primitive::primitive_desc;
+  PD pd = create_with_post_ops<PD>(b, ops, used, [&](const dnnl::primitive_attr& attr) {
+    const memory::desc src = any_desc(b.dims(x)), wei = any_desc(b.dims(wv)), dst = any_desc(s.dst_dims);
+    const auto& win = s.window;
+    if (has_bias) {
+      typename Primitive::desc d(dnnl::prop_kind::forward_inference, alg, src, wei, b.desc(*bias), dst, win.strides,
+                                 win.dnnl_dilations(), win.pad_begin, win.pad_end);
+      return PD(d, attr, b.engine());
+    }
+    typename Primitive::desc d(dnnl::prop_kind::forward_inference, alg, src, wei, dst, win.strides,
+                               win.dnnl_dilations(), win.pad_begin, win.pad_end);
+    return PD(d, attr, b.engine());
+  });
+  std::vector<std::pair<int, ValueId>> args = {{DNNL_ARG_SRC, b.require(x, pd.src_desc())},
+                                               {DNNL_ARG_WEIGHTS, b.require(wv, pd.weights_desc())}};
+  if (bias) args.emplace_back(DNNL_ARG_BIAS, b.require(*bias, pd.bias_desc()));
+  const ValueId dst = b.new_value(pd.dst_desc(), s.dst_dims, result_name(n, chain, ops, used));
+  args.emplace_back(DNNL_ARG_DST, dst);
+  bind_post_ops(b, ops, used, dst, args, n.label());
+  b.add_step(Primitive(pd), std::move(args), pd.scratchpad_desc(), n.label());
+  return finish_chain(b, n, chain, ops, used, dst);
+}
+
+}  // namespace
+
+size_t build_conv(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
+  return build<dnnl::convolution_forward>(b, n, chain, false);
+}
+
+size_t build_conv_transpose(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
+  return build<dnnl::deconvolution_forward>(b, n, chain, true);
+}
+
+}  // namespace loom::onednn

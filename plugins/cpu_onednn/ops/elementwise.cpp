@@ -1,0 +1,95 @@
+// Unary ops as oneDNN eltwise primitives and two-input Add/Sub/Mul/Div/Max/Min
+// as oneDNN binary (numpy broadcasting of the second operand) with post-op
+// chains. Both work on whatever layout their input already has.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "eltwise_ops.h"
+#include "ops/op_builders.h"
+#include "ops/post_ops.h"
+
+namespace loom::onednn {
+namespace {
+
+using dnnl::memory;
+
+std::vector<int64_t> broadcast_dims(const NodeSpec& n, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t r = std::max(a.size(), b.size());
+  std::vector<int64_t> out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i + a.size() >= r ? a[i + a.size() - r] : 1;
+    const int64_t db = i + b.size() >= r ? b[i + b.size() - r] : 1;
+    if (da != db && da != 1 && db != 1) n.fail("operand shapes do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+}  // namespace
+
+size_t build_unary(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
+  const auto steps = eltwise_steps_for(n);
+  if (!steps) n.fail("not an element-wise op this EP expresses");
+  ValueId v = b.value_of(n.inputs[0]);
+  const std::vector<int64_t> dims = b.dims(v);
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const EltwiseStep& s = (*steps)[i];
+    dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, s.alg, b.desc(v), s.alpha, s.beta);
+    dnnl::eltwise_forward::primitive_desc pd(d, b.attr(), b.engine());
+    const bool last = i + 1 == steps->size();
+    const ValueId dst = b.new_value(pd.dst_desc(), dims, last ? n.outputs[0] : "");
+    b.add_step(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, v}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc(), n.label());
+    v = dst;
+  }
+  b.define(n.outputs[0], v);
+  return 0;
+}
+
+size_t build_binary(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
+  const auto alg = binary_algorithm_for(n);
+  if (!alg) n.fail("not a binary op this EP expresses");
+  ValueId s0 = b.value_of(n.inputs[0]), s1 = b.value_of(n.inputs[1]);
+  const std::vector<int64_t> dst_dims = broadcast_dims(n, b.dims(s0), b.dims(s1));
+  // oneDNN broadcasts only src1: put the full-shape operand first.
+  if (b.dims(s0) != dst_dims) {
+    if (!is_commutative(*alg) || b.dims(s1) != dst_dims)
+      n.fail("the first operand would need broadcasting, which oneDNN binary cannot do");
+    std::swap(s0, s1);
+  }
+  const auto ops = plan_post_ops(b, chain, n.outputs[0], dst_dims, false);
+  auto make_pd = [&](ValueId a, ValueId c) {
+    size_t used = 0;
+    auto pd = create_with_post_ops<dnnl::binary::primitive_desc>(b, ops, used, [&](const dnnl::primitive_attr& attr) {
+      // Scalars are {1} to oneDNN (see plain_desc).
+      const std::vector<int64_t> dims = dst_dims.empty() ? std::vector<int64_t>{1} : dst_dims;
+      dnnl::binary::desc d(*alg, b.desc(a), b.desc(c), memory::desc(dims, memory::data_type::f32, memory::format_tag::any));
+      return dnnl::binary::primitive_desc(d, attr, b.engine());
+    });
+    return std::make_pair(pd, used);
+  };
+  // src1 in its own layout when it has the full shape, else plain with the
+  // broadcast dims padded to the rank; fall back to plain everywhere.
+  ValueId a = s0;
+  ValueId c = b.dims(s1) == dst_dims ? s1 : b.view(s1, [&] {
+    std::vector<int64_t> d = b.dims(s1);
+    d.insert(d.begin(), dst_dims.size() - d.size(), 1);
+    return d;
+  }());
+  std::pair<dnnl::binary::primitive_desc, size_t> made;
+  try {
+    made = make_pd(a, c);
+  } catch (const dnnl::error&) {
+    a = b.plain(a);
+    c = b.plain(c);
+    made = make_pd(a, c);
+  }
+  const auto& [pd, used] = made;
+  const ValueId dst = b.new_value(pd.dst_desc(), dst_dims, result_name(n, chain, ops, used));
+  std::vector<std::pair<int, ValueId>> args = {{DNNL_ARG_SRC_0, b.require(a, pd.src0_desc())},
+                                               {DNNL_ARG_SRC_1, b.require(c, pd.src1_desc())},
+                                               {DNNL_ARG_DST, dst}};
+  bind_post_ops(b, ops, used, dst, args, n.label());
+  b.add_step(dnnl::binary(pd), std::move(args), pd.scratchpad_desc(), n.label());
+  return finish_chain(b, n, chain, ops, used, dst);
+}
+
+}  // namespace loom::onednn

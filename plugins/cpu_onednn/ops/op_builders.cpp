@@ -1,0 +1,36 @@
+#include "ops/op_builders.h"
+
+#include <map>
+
+namespace loom::onednn {
+
+OpBuilderFn op_builder_for(const std::string& op) {
+  static const std::map<std::string, OpBuilderFn> table = {
+      {"Conv", build_conv},
+      {"ConvTranspose", build_conv_transpose},
+      {"MatMul", build_matmul},
+      {"Gemm", build_gemm},
+      {"Add", build_binary},
+      {"Sub", build_binary},
+      {"Mul", build_binary},
+      {"Div", build_binary},
+      {"Max", build_binary},
+      {"Min", build_binary},
+      {"MaxPool", build_pool},
+      {"AveragePool", build_pool},
+      {"GlobalAveragePool", build_pool},
+      {"GlobalMaxPool", build_pool},
+      {"BatchNormalization", build_batch_norm},
+      {"LayerNormalization", build_layer_norm},
+      {"Softmax", build_softmax},
+      {"Concat", build_concat},
+      {"Reshape", build_reshape},
+      {"Flatten", build_reshape},
+      {"Transpose", build_transpose},
+  };
+  auto it = table.find(op);
+  if (it != table.end()) return it->second;
+  return build_unary;  // every other claimed op is a unary eltwise (checked in build_unary)
+}
+
+}  // namespace loom::onednn

@@ -1,0 +1,35 @@
+// Op builders: each turns one node (plus, for anchors, a chain of trailing
+// nodes it may absorb as post-ops) into steps of the program being built,
+// and defines the node's output value. Each returns how many chain nodes it
+// absorbed; the caller builds the rest standalone. Errors throw sdk::Error
+// naming the node.
+#pragma once
+
+#include <vector>
+
+#include "node_spec.h"
+#include "program_builder.h"
+
+namespace loom::onednn {
+
+using Chain = std::vector<const NodeSpec*>;
+
+size_t build_conv(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);            // conv.cpp
+size_t build_conv_transpose(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // conv.cpp
+size_t build_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // matmul.cpp
+size_t build_gemm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);            // matmul.cpp
+size_t build_binary(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // elementwise.cpp
+size_t build_unary(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);           // elementwise.cpp
+size_t build_pool(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);            // pooling.cpp
+size_t build_batch_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);      // normalization.cpp
+size_t build_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);      // normalization.cpp
+size_t build_softmax(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);         // normalization.cpp
+size_t build_concat(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // layout.cpp
+size_t build_reshape(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);         // layout.cpp
+size_t build_transpose(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);       // layout.cpp
+
+// The builder for an op type (nullptr when none).
+using OpBuilderFn = size_t (*)(ProgramBuilder&, const NodeSpec&, const Chain&);
+OpBuilderFn op_builder_for(const std::string& op_type);
+
+}  // namespace loom::onednn

@@ -1,0 +1,103 @@
+#include "ops/post_ops.h"
+
+namespace loom::onednn {
+namespace {
+
+// Whether an operand of dims `d` broadcasts into `dst` without growing it.
+bool broadcasts_into(const std::vector<int64_t>& d, const std::vector<int64_t>& dst) {
+  if (d.size() > dst.size()) return false;
+  const size_t off = dst.size() - d.size();
+  for (size_t i = 0; i < d.size(); ++i)
+    if (d[i] != 1 && d[i] != dst[off + i]) return false;
+  return true;
+}
+
+std::vector<int64_t> padded_to_rank(const std::vector<int64_t>& d, size_t rank) {
+  std::vector<int64_t> out(rank - d.size(), 1);
+  out.insert(out.end(), d.begin(), d.end());
+  return out;
+}
+
+size_t absorbed_nodes(const std::vector<PostOp>& ops, size_t used) {
+  return used == 0 ? 0 : ops[used - 1].node_index + 1;
+}
+
+}  // namespace
+
+std::vector<PostOp> plan_post_ops(ProgramBuilder& b, const Chain& chain, const std::string& start,
+                                  const std::vector<int64_t>& dst_dims, bool allow_sum) {
+  std::vector<PostOp> ops;
+  std::string current = start;
+  bool sum_used = !allow_sum;
+  for (size_t k = 0; k < chain.size(); ++k) {
+    const NodeSpec& c = *chain[k];
+    if (auto steps = eltwise_steps_for(c)) {
+      for (const EltwiseStep& s : *steps) {
+        PostOp op;
+        op.kind = PostOp::kEltwise;
+        op.eltwise = s;
+        op.node_index = k;
+        ops.push_back(op);
+      }
+    } else if (auto alg = binary_algorithm_for(c)) {
+      const std::string& other_name = c.inputs[0] == current ? c.inputs[1] : c.inputs[0];
+      if (!b.defined(other_name)) break;
+      const ValueId other = b.value_of(other_name);
+      if (!broadcasts_into(b.dims(other), dst_dims)) break;
+      PostOp op;
+      op.node_index = k;
+      op.binary_alg = *alg;
+      if (*alg == dnnl::algorithm::binary_add && b.dims(other) == dst_dims && !sum_used) {
+        op.kind = PostOp::kSum;
+        op.operand = other;
+        sum_used = true;
+      } else {
+        op.kind = PostOp::kBinary;
+        op.operand = b.view(other, padded_to_rank(b.dims(other), dst_dims.size()));
+        op.operand_desc = b.desc(op.operand);
+      }
+      ops.push_back(op);
+    } else {
+      break;
+    }
+    current = c.outputs[0];
+  }
+  return ops;
+}
+
+dnnl::post_ops make_post_ops(const std::vector<PostOp>& ops, size_t count) {
+  dnnl::post_ops po;
+  for (size_t i = 0; i < count; ++i) {
+    const PostOp& op = ops[i];
+    switch (op.kind) {
+      case PostOp::kEltwise: po.append_eltwise(1.f, op.eltwise.alg, op.eltwise.alpha, op.eltwise.beta); break;
+      case PostOp::kSum: po.append_sum(1.f); break;
+      case PostOp::kBinary: po.append_binary(op.binary_alg, op.operand_desc); break;
+    }
+  }
+  return po;
+}
+
+void bind_post_ops(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t used, ValueId dst,
+                   std::vector<std::pair<int, ValueId>>& args, const std::string& label) {
+  for (size_t i = 0; i < used; ++i) {
+    const PostOp& op = ops[i];
+    if (op.kind == PostOp::kBinary)
+      args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1, op.operand);
+    else if (op.kind == PostOp::kSum)
+      b.add_reorder(op.operand, dst, label + " (residual for sum post-op)");
+  }
+}
+
+size_t finish_chain(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, const std::vector<PostOp>& ops,
+                    size_t used, ValueId dst) {
+  b.define(result_name(n, chain, ops, used), dst);
+  return absorbed_nodes(ops, used);
+}
+
+std::string result_name(const NodeSpec& n, const Chain& chain, const std::vector<PostOp>& ops, size_t used) {
+  const size_t absorbed = absorbed_nodes(ops, used);
+  return absorbed == 0 ? n.outputs[0] : chain[absorbed - 1]->outputs[0];
+}
+
+}  // namespace loom::onednn

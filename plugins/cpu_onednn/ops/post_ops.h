@@ -1,0 +1,70 @@
+// Post-op chains: trailing element-wise and binary nodes folded into the
+// primitive before them (eltwise, sum and binary post-ops).
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <functional>
+#include <vector>
+
+#include "eltwise_ops.h"
+#include "ops/op_builders.h"
+
+namespace loom::onednn {
+
+struct PostOp {
+  enum Kind { kEltwise, kSum, kBinary } kind = kEltwise;
+  EltwiseStep eltwise{dnnl::algorithm::eltwise_relu};
+  dnnl::algorithm binary_alg = dnnl::algorithm::binary_add;
+  ValueId operand = 0;  // sum / binary operand
+  dnnl::memory::desc operand_desc;  // binary operand (plain, padded to the dst rank)
+  size_t node_index = 0;  // chain position of the node this post-op comes from
+};
+
+// Post-ops for the longest prefix of `chain` expressible on a result with
+// dims `dst_dims` whose first value is `start` (the anchor's output name).
+// A full-shape Add becomes a sum post-op when `allow_sum` (the primitive's
+// dst is then pre-filled with the operand), other operands binary post-ops.
+std::vector<PostOp> plan_post_ops(ProgramBuilder& b, const Chain& chain, const std::string& start,
+                                  const std::vector<int64_t>& dst_dims, bool allow_sum);
+
+dnnl::post_ops make_post_ops(const std::vector<PostOp>& ops, size_t count);
+
+// Creates a primitive descriptor with as many post-ops as oneDNN accepts:
+// tries all of `ops`, then shorter prefixes. `make` builds the pd for the
+// given attributes and throws dnnl::error when unsupported. Returns the pd
+// and sets `used` to the number of post-ops it carries.
+template <class PD>
+PD create_with_post_ops(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t& used,
+                        const std::function<PD(const dnnl::primitive_attr&)>& make) {
+  for (size_t n = ops.size() + 1; n-- > 0;) {
+    // Cut only between nodes: a node may need several post-ops.
+    if (n > 0 && n < ops.size() && ops[n - 1].node_index == ops[n].node_index) continue;
+    dnnl::primitive_attr attr = b.attr();
+    if (n > 0) attr.set_post_ops(make_post_ops(ops, n));
+    try {
+      PD pd = make(attr);
+      used = n;
+      return pd;
+    } catch (const dnnl::error&) {
+      if (n == 0) throw;
+    }
+  }
+  throw dnnl::error(dnnl_unimplemented, "no primitive descriptor");
+}
+
+// Adds the post-ops' operands to a step's arguments; for a sum post-op,
+// first appends the step that copies its operand into `dst`.
+void bind_post_ops(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t used, ValueId dst,
+                   std::vector<std::pair<int, ValueId>>& args, const std::string& label);
+
+// Defines the output of the last absorbed chain node (or of `n` when none)
+// as `dst`; returns the number of chain nodes absorbed.
+size_t finish_chain(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, const std::vector<PostOp>& ops,
+                    size_t used, ValueId dst);
+
+// The name under which the result is a partition output, if any: the last
+// absorbed node's output.
+std::string result_name(const NodeSpec& n, const Chain& chain, const std::vector<PostOp>& ops, size_t used);
+
+}  // namespace loom::onednn

@@ -1,0 +1,265 @@
+#include "program_builder.h"
+
+#include <algorithm>
+
+#include "fusion_plan.h"
+#include "ops/op_builders.h"
+
+namespace loom::onednn {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+size_t align_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+// oneDNN errors carry no node context; add it.
+[[noreturn]] void rethrow_with_context(const NodeSpec& n, const char* what) {
+  throw sdk::Error("cpu_onednn: " + n.label() + ": " + what, LOOM_STATUS_INVALID_ARGUMENT);
+}
+
+}  // namespace
+
+dnnl::memory::desc plain_desc(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> d = dims.empty() ? std::vector<int64_t>{1} : dims;
+  std::vector<int64_t> strides(d.size(), 1);
+  for (size_t i = d.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * std::max<int64_t>(d[i], 1);
+  return dnnl::memory::desc(d, dnnl::memory::data_type::f32, strides);
+}
+
+int64_t element_count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx)
+    : engine_(engine), spec_(spec), ctx_(ctx) {
+  for (size_t i = 0; i < spec.outputs.size(); ++i) outputs_[spec.outputs[i]] = i;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    sdk::ConstTensor t = ctx.input(i);
+    if (!t.exists()) continue;
+    const std::vector<int64_t> dims = t.shape();
+    if (t.dtype() != LOOM_DTYPE_FLOAT) {
+      // Non-float inputs (e.g. a Reshape's shape) are read from the node spec.
+      continue;
+    }
+    const BufferId b = add_buffer(BufferKind::kInput, i, static_cast<size_t>(element_count(dims)) * sizeof(float));
+    names_[spec.inputs[i]] = add_value(plain_desc(dims), dims, b);
+  }
+}
+
+ValueId ProgramBuilder::value_of(const std::string& name) const {
+  auto it = names_.find(name);
+  if (it == names_.end())
+    throw sdk::Error("cpu_onednn: value '" + name + "' is not available as float data in this partition");
+  return it->second;
+}
+
+bool ProgramBuilder::is_constant(ValueId v) const {
+  const Buffer& b = buffers_[values_[v].buffer];
+  return b.kind == BufferKind::kPacked || (b.kind == BufferKind::kInput && spec_.input_is_constant[b.index]);
+}
+
+std::vector<float> ProgramBuilder::constant_data(ValueId v) {
+  const ValueId p = plain(v);
+  const Buffer& b = buffers_[values_[p].buffer];
+  const float* data = b.kind == BufferKind::kPacked ? static_cast<const float*>(b.packed.get_data_handle())
+                                                    : ctx_.input(b.index).data<float>();
+  return std::vector<float>(data, data + element_count(values_[p].dims));
+}
+
+BufferId ProgramBuilder::add_buffer(BufferKind kind, size_t index, size_t bytes) {
+  Buffer b;
+  b.kind = kind;
+  b.index = index;
+  b.bytes = bytes;
+  b.first_step = b.last_step = static_cast<int>(steps_.size());
+  buffers_.push_back(std::move(b));
+  return buffers_.size() - 1;
+}
+
+ValueId ProgramBuilder::add_value(const dnnl::memory::desc& desc, const std::vector<int64_t>& dims, BufferId buffer) {
+  values_.push_back(Value{desc, dims, buffer});
+  return values_.size() - 1;
+}
+
+ValueId ProgramBuilder::new_value(const dnnl::memory::desc& desc, const std::vector<int64_t>& dims,
+                                  const std::string& name) {
+  auto out = outputs_.find(name);
+  if (!name.empty() && out != outputs_.end() && !output_taken_.count(out->second) && desc == plain_desc(dims)) {
+    output_taken_.insert(out->second);
+    return add_value(desc, dims, add_buffer(BufferKind::kOutput, out->second, desc.get_size()));
+  }
+  return add_value(desc, dims, add_buffer(BufferKind::kArena, 0, desc.get_size()));
+}
+
+ValueId ProgramBuilder::new_constant(const std::vector<float>& data, const std::vector<int64_t>& dims) {
+  const dnnl::memory::desc d = plain_desc(dims);
+  const BufferId b = add_buffer(BufferKind::kPacked, 0, d.get_size());
+  buffers_[b].packed = dnnl::memory(d, engine_);
+  std::copy(data.begin(), data.end(), static_cast<float*>(buffers_[b].packed.get_data_handle()));
+  return add_value(d, dims, b);
+}
+
+ValueId ProgramBuilder::alias(ValueId v, const dnnl::memory::desc& desc, const std::vector<int64_t>& dims) {
+  return add_value(desc, dims, values_[v].buffer);
+}
+
+ValueId ProgramBuilder::view(ValueId v, const std::vector<int64_t>& new_dims) {
+  if (new_dims == dims(v) && desc(v) == plain_desc(new_dims)) return v;
+  const ValueId p = plain(v);
+  if (element_count(new_dims) != element_count(dims(p)))
+    throw sdk::Error("cpu_onednn: internal: view changes the element count");
+  return alias(p, plain_desc(new_dims), new_dims);
+}
+
+ValueId ProgramBuilder::pack(ValueId v, const dnnl::memory::desc& desc) {
+  for (const PackedCopy& p : packed_)
+    if (p.source == v && p.desc == desc) return p.packed;
+  const Buffer& src_buffer = buffers_[values_[v].buffer];
+  void* src_data = src_buffer.kind == BufferKind::kPacked ? src_buffer.packed.get_data_handle()
+                                                         : const_cast<void*>(ctx_.input(src_buffer.index).raw_data());
+  dnnl::memory src(values_[v].desc, engine_, src_data);
+  const BufferId b = add_buffer(BufferKind::kPacked, 0, desc.get_size());
+  buffers_[b].packed = dnnl::memory(desc, engine_);
+  dnnl::stream s(engine_);
+  dnnl::reorder(src, buffers_[b].packed).execute(s, src, buffers_[b].packed);
+  s.wait();
+  const ValueId packed = add_value(desc, values_[v].dims, b);
+  packed_.push_back({v, desc, packed});
+  return packed;
+}
+
+ValueId ProgramBuilder::require(ValueId v, const dnnl::memory::desc& desc) {
+  if (values_[v].desc == desc) return v;
+  if (is_constant(v)) return pack(v, desc);
+  const ValueId out = new_value(desc, values_[v].dims);
+  add_reorder(v, out, "layout change");
+  return out;
+}
+
+dnnl::primitive_attr ProgramBuilder::attr() const {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+void ProgramBuilder::touch(ValueId v) {
+  Buffer& b = buffers_[values_[v].buffer];
+  b.last_step = std::max(b.last_step, static_cast<int>(steps_.size()));
+}
+
+void ProgramBuilder::add_step(const dnnl::primitive& p, std::vector<std::pair<int, ValueId>> args,
+                              const dnnl::memory::desc& scratchpad, const std::string& label) {
+  for (const auto& a : args) touch(a.second);
+  const size_t scratch = scratchpad.get_size();
+  scratchpad_bytes_ = std::max(scratchpad_bytes_, scratch);
+  steps_.push_back(Step{p, std::move(args), scratch > 0, label});
+}
+
+void ProgramBuilder::add_reorder(ValueId src, ValueId dst, const std::string& label) {
+  dnnl::reorder::primitive_desc pd(engine_, desc(src), engine_, desc(dst), attr());
+  add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}, pd.scratchpad_desc(), label);
+}
+
+void ProgramBuilder::build_nodes() {
+  const std::vector<BuildUnit> units = plan_fusion(spec_);
+  std::vector<bool> done(units.size(), false);
+  size_t remaining = units.size();
+  // Units are built once every value they read from outside is defined; the
+  // fusion plan keeps this order acyclic.
+  while (remaining > 0) {
+    bool progressed = false;
+    for (size_t u = 0; u < units.size(); ++u) {
+      if (done[u]) continue;
+      const BuildUnit& unit = units[u];
+      std::set<std::string> internal;
+      bool ready = true;
+      auto check = [&](const NodeSpec& n) {
+        for (size_t k = 0; k < n.inputs.size(); ++k)
+          if (n.has_input(k) && !internal.count(n.inputs[k]) && !defined(n.inputs[k]) &&
+              !n.small_constants.count(k) && n.input_dtypes[k] == LOOM_DTYPE_FLOAT)
+            ready = false;
+        for (const auto& o : n.outputs) internal.insert(o);
+      };
+      check(spec_.nodes[unit.node]);
+      for (size_t c : unit.chain) check(spec_.nodes[c]);
+      if (!ready) continue;
+
+      Chain chain;
+      for (size_t c : unit.chain) chain.push_back(&spec_.nodes[c]);
+      auto build_one = [&](const NodeSpec& n, const Chain& ch) -> size_t {
+        OpBuilderFn fn = op_builder_for(n.op_type);
+        if (fn == nullptr) n.fail("no builder for this op");
+        try {
+          return fn(*this, n, ch);
+        } catch (const dnnl::error& e) {
+          rethrow_with_context(n, e.what());
+        }
+      };
+      const size_t absorbed = build_one(spec_.nodes[unit.node], chain);
+      for (size_t k = absorbed; k < chain.size(); ++k) build_one(*chain[k], {});
+      done[u] = true;
+      --remaining;
+      progressed = true;
+    }
+    if (!progressed) throw sdk::Error("cpu_onednn: internal: partition nodes could not be ordered");
+  }
+}
+
+void ProgramBuilder::bind_outputs(std::vector<ProgramOutput>& outputs) {
+  for (size_t i = 0; i < spec_.outputs.size(); ++i) {
+    const ValueId v = value_of(spec_.outputs[i]);
+    const Buffer& b = buffers_[values_[v].buffer];
+    if (b.kind == BufferKind::kOutput && b.index == i && desc(v) == plain_desc(dims(v))) {
+      outputs.push_back({v, dims(v)});
+      continue;
+    }
+    const dnnl::memory::desc d = plain_desc(dims(v));
+    const ValueId out = add_value(d, dims(v), add_buffer(BufferKind::kOutput, i, d.get_size()));
+    add_reorder(v, out, "partition output '" + spec_.outputs[i] + "'");
+    outputs.push_back({out, dims(v)});
+  }
+}
+
+size_t ProgramBuilder::plan_arena() {
+  // Greedy: largest first, at the lowest offset not used by a buffer whose
+  // lifetime overlaps. The scratchpad occupies [0, scratchpad).
+  std::vector<BufferId> order;
+  for (BufferId b = 0; b < buffers_.size(); ++b)
+    if (buffers_[b].kind == BufferKind::kArena) order.push_back(b);
+  std::stable_sort(order.begin(), order.end(), [&](BufferId a, BufferId b) { return buffers_[a].bytes > buffers_[b].bytes; });
+  const size_t base = align_up(scratchpad_bytes_);
+  size_t end = base;
+  std::vector<BufferId> placed;
+  for (BufferId id : order) {
+    Buffer& buf = buffers_[id];
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (BufferId o : placed) {
+      const Buffer& other = buffers_[o];
+      if (other.first_step <= buf.last_step && buf.first_step <= other.last_step)
+        busy.emplace_back(other.offset, other.offset + align_up(other.bytes));
+    }
+    std::sort(busy.begin(), busy.end());
+    size_t offset = base;
+    for (const auto& [lo, hi] : busy) {
+      if (offset + align_up(buf.bytes) <= lo) break;
+      offset = std::max(offset, hi);
+    }
+    buf.offset = offset;
+    end = std::max(end, offset + align_up(buf.bytes));
+    placed.push_back(id);
+  }
+  return end;
+}
+
+std::shared_ptr<Program> ProgramBuilder::build() {
+  build_nodes();
+  std::vector<ProgramOutput> outputs;
+  bind_outputs(outputs);
+  const size_t arena = plan_arena();
+  return std::make_shared<Program>(engine_, std::move(buffers_), std::move(values_), std::move(steps_),
+                                   std::move(outputs), arena, scratchpad_bytes_);
+}
+
+}  // namespace loom::onednn

@@ -1,0 +1,93 @@
+// Builds a Program for one partition and one tuple of input shapes. Op
+// builders (ops/*.cpp) create primitives through it; it tracks every value's
+// memory descriptor, inserts reorders only where a primitive needs another
+// layout, packs constant inputs once, and plans the arena.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "partition_spec.h"
+#include "program.h"
+
+namespace loom::onednn {
+
+// Row-major desc for ONNX dims (scalars become {1}).
+dnnl::memory::desc plain_desc(const std::vector<int64_t>& dims);
+int64_t element_count(const std::vector<int64_t>& dims);
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx);
+
+  std::shared_ptr<Program> build();
+
+  // --- values ---
+  bool defined(const std::string& name) const { return names_.count(name) > 0; }
+  ValueId value_of(const std::string& name) const;
+  const Value& value(ValueId v) const { return values_[v]; }
+  const std::vector<int64_t>& dims(ValueId v) const { return values_[v].dims; }
+  const dnnl::memory::desc& desc(ValueId v) const { return values_[v].desc; }
+  void define(const std::string& name, ValueId v) { names_[name] = v; }
+  // Whether the value's bytes are fixed for the program's lifetime.
+  bool is_constant(ValueId v) const;
+  // Plain float data of a constant value, readable now (at build time).
+  std::vector<float> constant_data(ValueId v);
+
+  // A new intermediate holding `desc`. When `name` is a partition output and
+  // the layout is plain, the value is written straight into the output.
+  ValueId new_value(const dnnl::memory::desc& desc, const std::vector<int64_t>& dims, const std::string& name = "");
+  // A constant built from data (plain layout), e.g. scaled weights.
+  ValueId new_constant(const std::vector<float>& data, const std::vector<int64_t>& dims);
+  // Same bytes, another descriptor (the caller guarantees it fits).
+  ValueId alias(ValueId v, const dnnl::memory::desc& desc, const std::vector<int64_t>& dims);
+  // The value in `desc`: itself when it already is, else a reorder (done once,
+  // now, for constants).
+  ValueId require(ValueId v, const dnnl::memory::desc& desc);
+  ValueId plain(ValueId v) { return require(v, plain_desc(dims(v))); }
+  // The value as plain data with other dims of the same element count.
+  ValueId view(ValueId v, const std::vector<int64_t>& new_dims);
+
+  // --- steps ---
+  // Primitive attributes every builder starts from (user-managed scratchpad).
+  dnnl::primitive_attr attr() const;
+  void add_step(const dnnl::primitive& p, std::vector<std::pair<int, ValueId>> args,
+                const dnnl::memory::desc& scratchpad, const std::string& label);
+  // Appends a reorder src -> dst (both existing values).
+  void add_reorder(ValueId src, ValueId dst, const std::string& label);
+  const dnnl::engine& engine() const { return engine_; }
+  bool is_partition_output(const std::string& name) const { return outputs_.count(name) > 0; }
+
+ private:
+  ValueId add_value(const dnnl::memory::desc& desc, const std::vector<int64_t>& dims, BufferId buffer);
+  BufferId add_buffer(BufferKind kind, size_t index, size_t bytes);
+  void touch(ValueId v);
+  ValueId pack(ValueId v, const dnnl::memory::desc& desc);
+  void build_nodes();
+  void bind_outputs(std::vector<ProgramOutput>& outputs);
+  size_t plan_arena();
+
+  dnnl::engine engine_;
+  const PartitionSpec& spec_;
+  sdk::KernelContext& ctx_;
+  std::map<std::string, size_t> outputs_;  // partition output name -> index
+  std::set<size_t> output_taken_;
+  std::map<std::string, ValueId> names_;
+  std::vector<Buffer> buffers_;
+  std::vector<Value> values_;
+  std::vector<Step> steps_;
+  struct PackedCopy {
+    ValueId source;
+    dnnl::memory::desc desc;
+    ValueId packed;
+  };
+  std::vector<PackedCopy> packed_;  // constants already reordered, reused by later steps
+  size_t scratchpad_bytes_ = 0;
+};
+
+}  // namespace loom::onednn

@@ -1,0 +1,151 @@
+// Conv and ConvTranspose on cpu_onednn vs the reference EP: strides, pads,
+// auto_pad, dilations, groups, depthwise, bias, and post-op chains.
+#include "ep_compare.h"
+
+namespace loom::ep_testing {
+namespace {
+
+struct ConvCase {
+  std::vector<int64_t> x;  // N, C, H, W
+  int64_t out_channels, kernel, group;
+  std::vector<int64_t> strides, pads, dilations;
+  std::string auto_pad;
+  bool bias;
+};
+
+std::string conv_model(const ConvCase& c, const std::string& op = "Conv") {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, c.x);
+  const bool t = op == "ConvTranspose";
+  const std::vector<int64_t> w = t ? std::vector<int64_t>{c.x[1], c.out_channels / c.group, c.kernel, c.kernel}
+                                   : std::vector<int64_t>{c.out_channels, c.x[1] / c.group, c.kernel, c.kernel};
+  random_weights(m, "w", w, 7, w[1] * c.kernel * c.kernel);
+  if (c.bias) random_weights(m, "b", {c.out_channels}, 8);
+  auto& n = c.bias ? m.node(op, {"x", "w", "b"}, {"y"}) : m.node(op, {"x", "w"}, {"y"});
+  testing::add_int_attr(n, "group", c.group);
+  if (!c.strides.empty()) add_ints_attr(n, "strides", c.strides);
+  if (!c.pads.empty()) add_ints_attr(n, "pads", c.pads);
+  if (!c.dilations.empty()) add_ints_attr(n, "dilations", c.dilations);
+  if (!c.auto_pad.empty()) add_string_attr(n, "auto_pad", c.auto_pad);
+  m.output("y", kFloat, {});
+  return m.bytes();
+}
+
+TEST(OnednnConv, MatchesReferenceAcrossAttributes) {
+  const std::vector<ConvCase> cases = {
+      {{1, 3, 8, 8}, 4, 3, 1, {}, {}, {}, "", false},
+      {{2, 8, 9, 7}, 16, 3, 1, {1, 1}, {1, 1, 1, 1}, {}, "", true},
+      {{1, 16, 10, 10}, 16, 3, 1, {2, 2}, {1, 0, 2, 1}, {}, "", true},
+      {{1, 8, 11, 11}, 8, 3, 1, {1, 1}, {2, 2, 2, 2}, {2, 2}, "", true},        // dilated
+      {{1, 8, 9, 9}, 12, 3, 4, {1, 1}, {1, 1, 1, 1}, {}, "", true},             // grouped
+      {{2, 32, 14, 14}, 32, 3, 32, {2, 2}, {1, 1, 1, 1}, {}, "", true},         // depthwise
+      {{1, 24, 7, 7}, 48, 1, 1, {}, {}, {}, "", true},                          // pointwise
+      {{1, 4, 9, 10}, 6, 3, 1, {2, 2}, {}, {}, "SAME_UPPER", true},
+      {{1, 4, 9, 10}, 6, 4, 2, {2, 3}, {}, {}, "SAME_LOWER", false},
+      {{1, 4, 9, 10}, 6, 3, 1, {2, 2}, {}, {}, "VALID", true},
+      {{3, 3, 32, 32}, 16, 7, 1, {2, 2}, {3, 3, 3, 3}, {}, "", true},           // a stem
+  };
+  for (size_t i = 0; i < cases.size(); ++i)
+    expect_matches_reference(conv_model(cases[i]), {{"x", random_tensor(cases[i].x, 100 + i)}}, {},
+                             "conv case " + std::to_string(i));
+}
+
+TEST(OnednnConv, WeightsFromAGraphInputAreReorderedEachRun) {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {1, 4, 6, 6});
+  m.input("w", kFloat, {8, 4, 3, 3});
+  m.node("Conv", {"x", "w"}, {"y"});
+  m.output("y", kFloat, {});
+  expect_matches_reference(m.bytes(), {{"x", random_tensor({1, 4, 6, 6}, 1)}, {"w", random_tensor({8, 4, 3, 3}, 2)}});
+}
+
+TEST(OnednnConvTranspose, MatchesReferenceAcrossAttributes) {
+  const std::vector<ConvCase> cases = {
+      {{1, 4, 5, 5}, 6, 3, 1, {}, {}, {}, "", true},
+      {{2, 8, 6, 7}, 4, 2, 1, {2, 2}, {}, {}, "", false},
+      {{1, 8, 5, 5}, 8, 3, 2, {2, 2}, {1, 1, 1, 1}, {}, "", true},
+      {{1, 4, 5, 6}, 4, 3, 1, {1, 1}, {0, 1, 1, 0}, {2, 2}, "", true},
+  };
+  for (size_t i = 0; i < cases.size(); ++i)
+    expect_matches_reference(conv_model(cases[i], "ConvTranspose"), {{"x", random_tensor(cases[i].x, 200 + i)}}, {},
+                             "conv transpose case " + std::to_string(i));
+}
+
+TEST(OnednnConvTranspose, OutputPaddingWithinTheEndPadding) {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {1, 4, 5, 5});
+  random_weights(m, "w", {4, 3, 3, 3}, 3, 27);
+  auto& n = m.node("ConvTranspose", {"x", "w"}, {"y"});
+  add_ints_attr(n, "strides", {2, 2});
+  add_ints_attr(n, "pads", {1, 1, 1, 1});
+  add_ints_attr(n, "output_padding", {1, 1});
+  m.output("y", kFloat, {});
+  expect_matches_reference(m.bytes(), {{"x", random_tensor({1, 4, 5, 5}, 9)}});
+}
+
+// Conv followed by an activation (one or two nodes) fused as post-ops.
+std::string conv_then(const std::vector<std::string>& ops) {
+  testing::ModelBuilder m(14);  // HardSwish needs opset 14
+  m.input("x", kFloat, {1, 8, 10, 10});
+  random_weights(m, "w", {16, 8, 3, 3}, 4, 72);
+  random_weights(m, "b", {16}, 5);
+  auto& conv = m.node("Conv", {"x", "w", "b"}, {"t0"});
+  add_ints_attr(conv, "pads", {1, 1, 1, 1});
+  m.float_initializer("lo", {}, {0.f});
+  m.float_initializer("hi", {}, {0.5f});
+  std::string prev = "t0";
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string out = i + 1 == ops.size() ? "y" : "t" + std::to_string(i + 1);
+    if (ops[i] == "Clip") m.node("Clip", {prev, "lo", "hi"}, {out});
+    else if (ops[i] == "LeakyRelu") add_float_attr(m.node("LeakyRelu", {prev}, {out}), "alpha", 0.2f);
+    else m.node(ops[i], {prev}, {out});
+    prev = out;
+  }
+  m.output("y", kFloat, {});
+  return m.bytes();
+}
+
+TEST(OnednnConv, ActivationChainsFuse) {
+  const std::vector<std::vector<std::string>> chains = {
+      {"Relu"}, {"Clip"}, {"Sigmoid"}, {"HardSwish"}, {"LeakyRelu"}, {"HardSigmoid"}, {"Tanh"},
+      {"Elu"}, {"Relu", "Sigmoid"}, {"HardSigmoid", "Relu"}, {"Abs", "Sqrt", "Exp"}};
+  for (const auto& c : chains) {
+    std::string name;
+    for (const auto& op : c) name += op + " ";
+    expect_matches_reference(conv_then(c), {{"x", random_tensor({1, 8, 10, 10}, 11)}}, {}, "Conv -> " + name);
+  }
+}
+
+TEST(OnednnConv, ResidualAddAndBroadcastBinaryPostOps) {
+  // y = Relu(Conv(x) + r) * s + Conv(x2): sum post-op, then binary ops with a
+  // per-channel scale and a full-shape operand produced by another conv.
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {2, 8, 6, 6});
+  m.input("r", kFloat, {2, 16, 6, 6});
+  random_weights(m, "w", {16, 8, 3, 3}, 1, 72);
+  random_weights(m, "w2", {16, 8, 1, 1}, 2, 8);
+  random_weights(m, "s", {16, 1, 1}, 3);
+  add_ints_attr(m.node("Conv", {"x", "w"}, {"c"}), "pads", {1, 1, 1, 1});
+  m.node("Add", {"c", "r"}, {"a"});
+  m.node("Relu", {"a"}, {"ra"});
+  m.node("Mul", {"ra", "s"}, {"ms"});
+  m.node("Conv", {"x", "w2"}, {"c2"});
+  m.node("Add", {"c2", "ms"}, {"y"});
+  m.output("y", kFloat, {});
+  expect_matches_reference(m.bytes(), {{"x", random_tensor({2, 8, 6, 6}, 1)}, {"r", random_tensor({2, 16, 6, 6}, 2)}});
+}
+
+TEST(OnednnConv, IntermediateNeededOutsideIsStillProduced) {
+  // c is both fused (Relu) and a graph output: the chain must stop at c.
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {1, 4, 5, 5});
+  random_weights(m, "w", {4, 4, 3, 3}, 1, 36);
+  m.node("Conv", {"x", "w"}, {"c"});
+  m.node("Relu", {"c"}, {"y"});
+  m.output("y", kFloat, {});
+  m.output("c", kFloat, {});
+  expect_matches_reference(m.bytes(), {{"x", random_tensor({1, 4, 5, 5}, 3)}});
+}
+
+}  // namespace
+}  // namespace loom::ep_testing
