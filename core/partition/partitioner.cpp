@@ -113,8 +113,11 @@ class Partitioner {
       add_group(e, fused, std::vector<ir::NodeId>(c.node_ids.begin(), c.node_ids.end()), kernel, c.reason);
       for (uint64_t id : c.node_ids) claimed.insert(id);
     }
-    for (ir::NodeId id : unassigned_)
-      if (!claimed.count(id)) said_[id].push_back(ep.name() + ": not claimed");
+    for (ir::NodeId id : unassigned_) {
+      if (claimed.count(id)) continue;
+      auto d = sink.declined.find(id);
+      said_[id].push_back(ep.name() + ": " + (d != sink.declined.end() ? d->second : "not claimed"));
+    }
     for (ir::NodeId id : claimed) unassigned_.erase(id);
     return Status::ok();
   }
@@ -202,7 +205,11 @@ class Partitioner {
     for (ir::Node* n : order_) {
       const Group& g = out_.groups[out_.group_of.at(n->id)];
       const std::string& ep = in_.eps[g.ep]->name();
-      out_.report.nodes.push_back({n->name, n->op_type, n->domain, ep, g.reason});
+      // What the providers asked before this one said, so users see why a
+      // node did not go to the provider they preferred.
+      std::string reason = g.reason;
+      for (const std::string& said : said_[n->id]) reason += "; " + said;
+      out_.report.nodes.push_back({n->name, n->op_type, n->domain, ep, reason});
       auto& s = per_ep[g.ep];
       s.provider = ep;
       ++s.node_count;

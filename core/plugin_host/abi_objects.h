@@ -86,6 +86,7 @@ struct LOOM_KernelContext {
 struct LOOM_ClaimSink {
   const LOOM_GraphView* graph = nullptr;
   std::vector<loom::plugin_host::Claim> claims;
+  std::map<uint64_t, std::string> declined;  // node id -> the EP's reason
 };
 
 namespace loom::plugin_host {

@@ -180,6 +180,17 @@ LOOM_Status* claim_nodes(LOOM_ClaimSink* sink, int32_t kind, const uint64_t* ids
   return nullptr;
 }
 
+LOOM_Status* decline_nodes(LOOM_ClaimSink* sink, const uint64_t* ids, uint64_t count, LOOM_StringView reason) {
+  if (count > 0 && ids == nullptr)
+    return status_create(LOOM_STATUS_INVALID_ARGUMENT, view(std::string("decline_nodes: count without ids")));
+  try {
+    for (uint64_t i = 0; i < count; ++i) sink->declined[ids[i]] = str(reason);
+  } catch (...) {
+    return status_create(LOOM_STATUS_OUT_OF_MEMORY, view(std::string("decline_nodes: out of memory")));
+  }
+  return nullptr;
+}
+
 // --- tensors ---
 int32_t tensor_dtype(const LOOM_Tensor* t) { return t->dtype; }
 uint64_t tensor_rank(const LOOM_Tensor* t) { return t->dims.size(); }
@@ -376,6 +387,7 @@ LOOM_HostApi make_table() {
   t.value_release = value_release;
   t.kernel_set_output = kernel_set_output;
   t.kernel_run_subgraph = kernel_run_subgraph;
+  t.decline_nodes = decline_nodes;
   return t;
 }
 

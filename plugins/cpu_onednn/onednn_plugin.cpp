@@ -47,6 +47,7 @@ class OnednnEp : public sdk::Ep {
       in.nodes.push_back(NodeSpec::from(node));
       in.ids.push_back(node.id());
       in.verdicts.push_back(check_support(in.nodes.back()));
+      if (in.verdicts.back().role == OpRole::kUnsupported) sink.decline(node.id(), in.verdicts.back().reason);
     }
     for (const std::vector<size_t>& group : group_supported_nodes(in)) {
       std::vector<uint64_t> ids;

@@ -189,6 +189,8 @@ class FusedEp : public Ep {
       if (n.domain().empty() && (n.op_type() == "Add" || n.op_type() == "Relu") &&
           n.input_dtype(0) == LOOM_DTYPE_FLOAT)
         ids.push_back(n.id());
+      else
+        sink.decline(n.id(), "test_fused only fuses float Add and Relu");
     }
     if (!ids.empty()) sink.claim_fused(ids, "Add/Relu fused by test_fused");
   }

@@ -94,6 +94,10 @@ TEST(PartitionerTest, FusedClaimThatWouldCreateACycleIsDropped) {
   auto s = Session::create_from_bytes(env_with({"test_fused", "reference"}, FallbackPolicy::kAllow), m.bytes());
   ASSERT_TRUE(s.has_value()) << s.status().message();
   for (const auto& n : (*s)->placement().nodes) EXPECT_EQ(n.provider, "reference") << n.node_name;
+  // The report says what test_fused said about each node.
+  const auto& nodes = (*s)->placement().nodes;
+  EXPECT_NE(nodes[0].reason.find("cycle"), std::string::npos) << nodes[0].reason;
+  EXPECT_NE(nodes[1].reason.find("test_fused only fuses float Add and Relu"), std::string::npos) << nodes[1].reason;
   auto out = (*s)->run({{"x", float_tensor({4}, {0, 1, -1, 2})}});
   ASSERT_TRUE(out.has_value()) << out.status().message();
   EXPECT_NEAR(values_of((*out)[0])[0], 0.5f, 1e-6);

@@ -199,8 +199,14 @@ typedef struct LOOM_HostApi {
   LOOM_Status* (*kernel_run_subgraph)(LOOM_KernelContext* ctx, LOOM_StringView attr,
                                       const LOOM_Value* const* inputs, uint64_t input_count,
                                       LOOM_Value** outputs, uint64_t output_count);
+
+  /* --- capability (called from get_capability only) ---
+   * Records why the EP does not claim these nodes; the reason (copied) is
+   * shown in the placement report instead of "not claimed". Optional to call. */
+  LOOM_Status* (*decline_nodes)(LOOM_ClaimSink* sink, const uint64_t* node_ids, uint64_t count,
+                                LOOM_StringView reason);
 } LOOM_HostApi;
-#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_run_subgraph)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_run_subgraph);
+#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, decline_nodes)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, decline_nodes);
 
 #endif /* LOOM_ABI_HOST_H */

@@ -28,6 +28,10 @@ class ClaimSink {
     throw_if_error(host().claim_nodes(sink_, LOOM_CLAIM_FUSED, node_ids.data(), node_ids.size(),
                                       to_view(reason)));
   }
+  // Says why a node is not claimed (shown in the placement report).
+  void decline(uint64_t node_id, std::string_view reason) {
+    throw_if_error(host().decline_nodes(sink_, &node_id, 1, to_view(reason)));
+  }
 
  private:
   LOOM_ClaimSink* sink_;
