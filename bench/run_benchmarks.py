@@ -197,6 +197,7 @@ def main():
         print(f"run_benchmarks: {e}", file=sys.stderr)
         return 1
 
+    described = machine.describe(REPO)  # the commit as the run starts
     meter = machine.LoadMeter()
     meter.start()
     rows, all_ok, ort_version, used = [], True, None, set()
@@ -229,7 +230,7 @@ def main():
 
     meta = {
         "date": started.strftime("%Y-%m-%d %H:%M"),
-        "machine": machine.describe(REPO),
+        "machine": described,
         "load": load,
         "loom": os.path.relpath(ctx.loom, REPO) if ctx.loom.startswith(REPO) else ctx.loom,
         "providers_asked": ctx.providers or "loom's default (every available provider, reference last)",
