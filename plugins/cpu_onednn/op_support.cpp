@@ -1,5 +1,6 @@
 #include "op_support.h"
 
+#include <optional>
 #include <set>
 
 #include "eltwise_ops.h"
@@ -81,10 +82,14 @@ SupportVerdict check_pool(const NodeSpec& n) {
   return yes(OpRole::kCompute);
 }
 
+// Unknown ranks are claimed where the builder handles every rank and checks
+// the concrete shapes when a program is built (errors then name the node):
+// programs are compiled per tuple of input shapes anyway.
+
 SupportVerdict check_matmul(const NodeSpec& n) {
-  const auto ra = n.input_rank(0), rb = n.input_rank(1);
-  if (!ra || !rb) return no("operand ranks must be known");
-  if (*ra < 1 || *rb < 1 || *ra > 6 || *rb > 6) return no("operand ranks must be 1..6");
+  // Any ranks 1..6, batch dims broadcast: the builder checks them (unknown ranks too).
+  for (size_t i = 0; i < 2; ++i)
+    if (const auto r = n.input_rank(i); r && (*r < 1 || *r > 6)) return no("operand ranks must be 1..6");
   return yes(OpRole::kAnchor);
 }
 
@@ -105,7 +110,9 @@ SupportVerdict check_binary(const NodeSpec& n) {
   if (n.opset < 7 && n.op_type != "Max" && n.op_type != "Min")
     return no("legacy broadcast attributes (opset < 7)");
   const auto ra = n.input_rank(0), rb = n.input_rank(1);
-  if (!ra || !rb) return no("operand ranks must be known");
+  // With an unknown rank nothing here can be decided; the builder checks the
+  // same rules (rank, broadcasting of the first operand) on concrete shapes.
+  if (!ra || !rb) return yes(OpRole::kBinary);
   if (std::max(*ra, *rb) > 6) return no("rank above 6");
   // oneDNN broadcasts only the second operand: reject shapes where both
   // operands broadcast, or (for Sub/Div) where the first one must.
@@ -130,7 +137,14 @@ SupportVerdict check_binary(const NodeSpec& n) {
 
 SupportVerdict check_softmax(const NodeSpec& n) {
   const auto r = n.input_rank(0);
-  if (!r || *r < 1) return no("rank must be known");
+  if (!r) {
+    // The builder handles any rank and any single axis (checked in range at
+    // build time). Before opset 13 only the last axis is a single-axis
+    // softmax, and without the rank only axis -1 is known to be last.
+    if (n.opset < 13 && n.attr_int("axis", 1) != -1) return no("opset < 13 Softmax needs a known rank unless axis is -1");
+    return yes(OpRole::kCompute);
+  }
+  if (*r < 1) return no("rank must be known");
   const int64_t rank = static_cast<int64_t>(*r);
   int64_t axis = n.attr_int("axis", n.opset >= 13 ? -1 : 1);
   if (axis < -rank || axis >= rank) return no("axis out of range");
@@ -152,10 +166,29 @@ SupportVerdict check_batch_norm(const NodeSpec& n) {
   return yes(OpRole::kCompute);
 }
 
+// Shape of input i when known: inferred, else the constant's.
+std::optional<std::vector<int64_t>> known_shape(const NodeSpec& n, size_t i) {
+  if (i < n.input_shapes.size() && n.input_shapes[i]) return n.input_shapes[i];
+  if (auto it = n.constant_shapes.find(i); it != n.constant_shapes.end()) return it->second;
+  return std::nullopt;
+}
+
 SupportVerdict check_layer_norm(const NodeSpec& n) {
   const auto r = n.input_rank(0);
-  if (!r || *r < 1) return no("rank must be known");
   if (n.used_output_count() != 1) return no("Mean / InvStdDev outputs are left to the reference EP");
+  if (!r) {
+    // Unknown rank: a negative axis with scale/bias of rank -axis fixes which
+    // dims are normalised; the builder checks they equal x's trailing dims.
+    const int64_t axis = n.attr_int("axis", -1);
+    if (axis >= 0) return no("a non-negative axis needs a known rank");
+    for (size_t i = 1; i <= 2; ++i) {
+      if (!n.has_input(i)) continue;
+      const auto s = known_shape(n, i);
+      if (!s || static_cast<int64_t>(s->size()) != -axis) return no("scale/bias must match the normalised dims");
+    }
+    return yes(OpRole::kCompute);
+  }
+  if (*r < 1) return no("rank must be known");
   const int64_t rank = static_cast<int64_t>(*r);
   int64_t axis = n.attr_int("axis", -1);
   if (axis < -rank || axis >= rank) return no("axis out of range");
@@ -196,7 +229,9 @@ SupportVerdict check_reshape(const NodeSpec& n) {
 
 SupportVerdict check_transpose(const NodeSpec& n) {
   const auto r = n.input_rank(0);
-  if (!r || *r < 1 || *r > 6) return no("rank must be 1..6");
+  // Unknown rank: the builder checks perm against the concrete rank (1..6).
+  if (!r) return yes(OpRole::kCompute);
+  if (*r < 1 || *r > 6) return no("rank must be 1..6");
   return yes(OpRole::kCompute);
 }
 
@@ -225,10 +260,8 @@ SupportVerdict check_support(const NodeSpec& n) {
   if (op == "Reshape" || op == "Flatten") return check_reshape(n);
   if (op == "Transpose") return check_transpose(n);
   if (binary_algorithm_for(n)) return check_binary(n);
-  if (eltwise_steps_for(n)) {
-    if (!n.input_rank(0)) return no("rank must be known");
-    return yes(OpRole::kUnary);
-  }
+  // Element-wise ops work on any rank (checked against oneDNN's limit when built).
+  if (eltwise_steps_for(n)) return yes(OpRole::kUnary);
   return no("op not implemented by cpu_onednn");
 }
 

@@ -9,6 +9,7 @@ namespace loom::onednn {
 namespace {
 
 constexpr size_t kAlignment = 64;
+constexpr size_t kMaxRank = DNNL_MAX_NDIMS;
 
 size_t align_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
@@ -35,6 +36,10 @@ int64_t element_count(const std::vector<int64_t>& dims) {
 ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx)
     : engine_(engine), spec_(spec), ctx_(ctx) {
   for (size_t i = 0; i < spec.outputs.size(); ++i) outputs_[spec.outputs[i]] = i;
+  built_.assign(spec.nodes.size(), false);
+  for (size_t i = 0; i < spec.nodes.size(); ++i)
+    for (const std::string& in : spec.nodes[i].inputs)
+      if (!in.empty()) readers_[in].push_back(i);
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
     sdk::ConstTensor t = ctx.input(i);
     if (!t.exists()) continue;
@@ -42,6 +47,15 @@ ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& 
     if (t.dtype() != LOOM_DTYPE_FLOAT) {
       // Non-float inputs (e.g. a Reshape's shape) are read from the node spec.
       continue;
+    }
+    // Ranks may be unknown when claimed; oneDNN descriptors hold at most
+    // DNNL_MAX_NDIMS dims. Name a node that reads the input.
+    if (dims.size() > kMaxRank) {
+      auto r = readers_.find(spec.inputs[i]);
+      const std::string why = "input '" + spec.inputs[i] + "' has rank " + std::to_string(dims.size()) +
+                              ", above oneDNN's limit of " + std::to_string(kMaxRank);
+      if (r != readers_.end() && !r->second.empty()) spec.nodes[r->second.front()].fail(why);
+      throw sdk::Error("cpu_onednn: " + why, LOOM_STATUS_INVALID_ARGUMENT);
     }
     const BufferId b = add_buffer(BufferKind::kInput, i, static_cast<size_t>(element_count(dims)) * sizeof(float));
     names_[spec.inputs[i]] = add_value(plain_desc(dims), dims, b);
@@ -58,6 +72,21 @@ ValueId ProgramBuilder::value_of(const std::string& name) const {
 bool ProgramBuilder::is_constant(ValueId v) const {
   const Buffer& b = buffers_[values_[v].buffer];
   return b.kind == BufferKind::kPacked || (b.kind == BufferKind::kInput && spec_.input_is_constant[b.index]);
+}
+
+bool ProgramBuilder::can_overwrite(ValueId v, const NodeSpec& reader) const {
+  const BufferId buffer = values_[v].buffer;
+  if (buffers_[buffer].kind != BufferKind::kArena) return false;
+  const size_t reader_index = static_cast<size_t>(&reader - spec_.nodes.data());
+  for (const auto& [name, value] : names_) {
+    if (values_[value].buffer != buffer) continue;
+    if (outputs_.count(name)) return false;
+    auto it = readers_.find(name);
+    if (it == readers_.end()) continue;
+    for (size_t r : it->second)
+      if (r != reader_index && !built_[r]) return false;
+  }
+  return true;
 }
 
 std::vector<float> ProgramBuilder::constant_data(ValueId v) {
@@ -200,6 +229,8 @@ void ProgramBuilder::build_nodes() {
       const size_t absorbed = build_one(spec_.nodes[unit.node], chain);
       for (size_t k = absorbed; k < chain.size(); ++k) build_one(*chain[k], {});
       done[u] = true;
+      built_[unit.node] = true;
+      for (size_t c : unit.chain) built_[c] = true;
       --remaining;
       progressed = true;
     }

@@ -36,6 +36,13 @@ class ProgramBuilder {
   void define(const std::string& name, ValueId v) { names_[name] = v; }
   // Whether the value's bytes are fixed for the program's lifetime.
   bool is_constant(ValueId v) const;
+  // Whether two values share bytes (one is an alias / view of the other).
+  bool same_buffer(ValueId a, ValueId b) const { return values_[a].buffer == values_[b].buffer; }
+  // Whether the step built for `reader` may overwrite `v`'s bytes in place:
+  // they are an intermediate in the arena, and no value on the same buffer is
+  // a partition output or read by any node other than `reader` that is not
+  // built yet (the anchor of `reader`'s unit counts as not built).
+  bool can_overwrite(ValueId v, const NodeSpec& reader) const;
   // Plain float data of a constant value, readable now (at build time).
   std::vector<float> constant_data(ValueId v);
 
@@ -78,6 +85,8 @@ class ProgramBuilder {
   std::map<std::string, size_t> outputs_;  // partition output name -> index
   std::set<size_t> output_taken_;
   std::map<std::string, ValueId> names_;
+  std::map<std::string, std::vector<size_t>> readers_;  // value name -> indices of nodes reading it
+  std::vector<bool> built_;                               // per node: its unit is fully built
   std::vector<Buffer> buffers_;
   std::vector<Value> values_;
   std::vector<Step> steps_;

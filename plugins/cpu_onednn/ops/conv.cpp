@@ -96,24 +96,41 @@ size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool tran
   }
   const auto ops = plan_post_ops(b, chain, n.outputs[0], s.dst_dims, true);
   const dnnl::algorithm alg = transposed ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct;
-  size_t used = 0;
   using PD = typename Primitive::primitive_desc;
-  PD pd = create_with_post_ops<PD>(b, ops, used, [&](const dnnl::primitive_attr& attr) {
-    const memory::desc src = any_desc(b.dims(x)), wei = any_desc(b.dims(wv)), dst = any_desc(s.dst_dims);
-    const auto& win = s.window;
-    if (has_bias) {
-      typename Primitive::desc d(dnnl::prop_kind::forward_inference, alg, src, wei, b.desc(*bias), dst, win.strides,
+  auto make_pd = [&](const memory::desc& dst, size_t& used) {
+    return create_with_post_ops<PD>(b, ops, used, [&](const dnnl::primitive_attr& attr) {
+      const memory::desc src = any_desc(b.dims(x)), wei = any_desc(b.dims(wv));
+      const auto& win = s.window;
+      if (has_bias) {
+        typename Primitive::desc d(dnnl::prop_kind::forward_inference, alg, src, wei, b.desc(*bias), dst, win.strides,
+                                   win.dnnl_dilations(), win.pad_begin, win.pad_end);
+        return PD(d, attr, b.engine());
+      }
+      typename Primitive::desc d(dnnl::prop_kind::forward_inference, alg, src, wei, dst, win.strides,
                                  win.dnnl_dilations(), win.pad_begin, win.pad_end);
       return PD(d, attr, b.engine());
+    });
+  };
+  size_t used = 0;
+  PD pd = make_pd(any_desc(s.dst_dims), used);
+  // A residual that can be accumulated in place but sits in another blocked
+  // layout: ask for that layout as dst rather than converting the residual.
+  // Plain residuals are left alone (a plain dst slows the convolution more
+  // than one reorder costs).
+  if (auto want = in_place_sum_desc(b, ops, used);
+      want && *want != pd.dst_desc() && *want != plain_desc(s.dst_dims) && want->dims() == s.dst_dims) {
+    try {
+      size_t used_in_place = 0;
+      PD in_place = make_pd(*want, used_in_place);
+      if (used_in_place == used) pd = in_place;
+    } catch (const dnnl::error&) {
+      // Keep the oneDNN-chosen layout and copy the residual.
     }
-    typename Primitive::desc d(dnnl::prop_kind::forward_inference, alg, src, wei, dst, win.strides,
-                               win.dnnl_dilations(), win.pad_begin, win.pad_end);
-    return PD(d, attr, b.engine());
-  });
+  }
   std::vector<std::pair<int, ValueId>> args = {{DNNL_ARG_SRC, b.require(x, pd.src_desc())},
                                                {DNNL_ARG_WEIGHTS, b.require(wv, pd.weights_desc())}};
   if (bias) args.emplace_back(DNNL_ARG_BIAS, b.require(*bias, pd.bias_desc()));
-  const ValueId dst = b.new_value(pd.dst_desc(), s.dst_dims, result_name(n, chain, ops, used));
+  const ValueId dst = sum_destination(b, ops, used, pd.dst_desc(), s.dst_dims, result_name(n, chain, ops, used));
   args.emplace_back(DNNL_ARG_DST, dst);
   bind_post_ops(b, ops, used, dst, args, n.label());
   b.add_step(Primitive(pd), std::move(args), pd.scratchpad_desc(), n.label());

@@ -49,6 +49,8 @@ size_t build_binary(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
   if (!alg) n.fail("not a binary op this EP expresses");
   ValueId s0 = b.value_of(n.inputs[0]), s1 = b.value_of(n.inputs[1]);
   const std::vector<int64_t> dst_dims = broadcast_dims(n, b.dims(s0), b.dims(s1));
+  // op_support claims unknown ranks; the limit it applies to known ones holds here.
+  if (dst_dims.size() > 6) n.fail("rank " + std::to_string(dst_dims.size()) + " is above 6");
   // oneDNN broadcasts only src1: put the full-shape operand first.
   if (b.dims(s0) != dst_dims) {
     if (!is_commutative(*alg) || b.dims(s1) != dst_dims)

@@ -95,6 +95,7 @@ size_t build_transpose(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   const ValueId x = b.plain(b.value_of(n.inputs[0]));
   const std::vector<int64_t> d = b.dims(x);
   const size_t rank = d.size();
+  if (rank > 6) n.fail("rank " + std::to_string(rank) + " is above 6");
   std::vector<int64_t> perm = n.attr_ints("perm");
   if (perm.empty())
     for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(rank - 1 - i));

@@ -46,7 +46,9 @@ size_t emit(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, const Matm
     dnnl::matmul::desc d(b.desc(m.src), wei, dst);
     return dnnl::matmul::primitive_desc(d, attr, b.engine());
   });
-  const ValueId out = b.new_value(plain_desc(m.onnx_dims), m.onnx_dims, result_name(n, chain, ops, used));
+  const ValueId out = same_dims ? sum_destination(b, ops, used, plain_desc(m.onnx_dims), m.onnx_dims,
+                                                  result_name(n, chain, ops, used))
+                                : b.new_value(plain_desc(m.onnx_dims), m.onnx_dims, result_name(n, chain, ops, used));
   const ValueId dst = same_dims ? out : b.alias(out, plain_desc(m.mm_dims), m.mm_dims);
   std::vector<std::pair<int, ValueId>> args = {{DNNL_ARG_SRC, b.require(m.src, pd.src_desc())},
                                                {DNNL_ARG_WEIGHTS, b.require(m.weights, pd.weights_desc())},
@@ -63,6 +65,7 @@ size_t build_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
   const ValueId a = b.value_of(n.inputs[0]), w = b.value_of(n.inputs[1]);
   std::vector<int64_t> da = b.dims(a), dw = b.dims(w);
   if (da.empty() || dw.empty()) n.fail("operands must have rank >= 1");
+  if (da.size() > 6 || dw.size() > 6) n.fail("operand ranks must be at most 6");
   const bool a_vector = da.size() == 1, w_vector = dw.size() == 1;
   if (a_vector) da.insert(da.begin(), 1);
   if (w_vector) dw.push_back(1);

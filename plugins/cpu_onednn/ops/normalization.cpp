@@ -40,6 +40,12 @@ size_t build_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   if (axis < 0 || axis >= rank) n.fail("axis out of range");
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) *= d[i];
+  // Scale and bias must have exactly the normalised dims (op_support may
+  // claim before the rank is known; no broadcasting is done here).
+  const std::vector<int64_t> normalised(d.begin() + axis, d.end());
+  for (size_t i = 1; i <= 2; ++i)
+    if (n.has_input(i) && b.dims(b.value_of(n.inputs[i])) != normalised)
+      n.fail(std::string(i == 1 ? "scale" : "bias") + " dims must equal the normalised input dims");
   const std::vector<int64_t> d2 = {outer, inner};
   const ValueId src = b.view(x, d2);
   auto flags = normalization_flags::use_scale;

@@ -37,6 +37,7 @@ std::vector<PostOp> plan_post_ops(ProgramBuilder& b, const Chain& chain, const s
         op.kind = PostOp::kEltwise;
         op.eltwise = s;
         op.node_index = k;
+        op.node = &c;
         ops.push_back(op);
       }
     } else if (auto alg = binary_algorithm_for(c)) {
@@ -46,6 +47,7 @@ std::vector<PostOp> plan_post_ops(ProgramBuilder& b, const Chain& chain, const s
       if (!broadcasts_into(b.dims(other), dst_dims)) break;
       PostOp op;
       op.node_index = k;
+      op.node = &c;
       op.binary_alg = *alg;
       if (*alg == dnnl::algorithm::binary_add && b.dims(other) == dst_dims && !sum_used) {
         op.kind = PostOp::kSum;
@@ -78,13 +80,34 @@ dnnl::post_ops make_post_ops(const std::vector<PostOp>& ops, size_t count) {
   return po;
 }
 
+const PostOp* sum_post_op(const std::vector<PostOp>& ops, size_t used) {
+  for (size_t i = 0; i < used && i < ops.size(); ++i)
+    if (ops[i].kind == PostOp::kSum) return &ops[i];
+  return nullptr;
+}
+
+std::optional<dnnl::memory::desc> in_place_sum_desc(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t used) {
+  const PostOp* sum = sum_post_op(ops, used);
+  if (sum == nullptr || !b.can_overwrite(sum->operand, *sum->node)) return std::nullopt;
+  return b.desc(sum->operand);
+}
+
+ValueId sum_destination(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t used,
+                        const dnnl::memory::desc& desc, const std::vector<int64_t>& dims, const std::string& name) {
+  const PostOp* sum = sum_post_op(ops, used);
+  if (sum != nullptr && !b.is_partition_output(name) && b.desc(sum->operand) == desc &&
+      b.dims(sum->operand) == dims && b.can_overwrite(sum->operand, *sum->node))
+    return b.alias(sum->operand, desc, dims);
+  return b.new_value(desc, dims, name);
+}
+
 void bind_post_ops(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t used, ValueId dst,
                    std::vector<std::pair<int, ValueId>>& args, const std::string& label) {
   for (size_t i = 0; i < used; ++i) {
     const PostOp& op = ops[i];
     if (op.kind == PostOp::kBinary)
       args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1, op.operand);
-    else if (op.kind == PostOp::kSum)
+    else if (op.kind == PostOp::kSum && !b.same_buffer(op.operand, dst))
       b.add_reorder(op.operand, dst, label + " (residual for sum post-op)");
   }
 }

@@ -5,6 +5,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "eltwise_ops.h"
@@ -19,6 +20,7 @@ struct PostOp {
   ValueId operand = 0;  // sum / binary operand
   dnnl::memory::desc operand_desc;  // binary operand (plain, padded to the dst rank)
   size_t node_index = 0;  // chain position of the node this post-op comes from
+  const NodeSpec* node = nullptr;  // the node this post-op comes from
 };
 
 // Post-ops for the longest prefix of `chain` expressible on a result with
@@ -53,8 +55,25 @@ PD create_with_post_ops(ProgramBuilder& b, const std::vector<PostOp>& ops, size_
   throw dnnl::error(dnnl_unimplemented, "no primitive descriptor");
 }
 
-// Adds the post-ops' operands to a step's arguments; for a sum post-op,
-// first appends the step that copies its operand into `dst`.
+// The sum post-op among the first `used` post-ops, if any.
+const PostOp* sum_post_op(const std::vector<PostOp>& ops, size_t used);
+
+// The layout the primitive's dst should have so that the sum operand can be
+// its dst without a copy: the operand's own layout when it can be overwritten
+// in place (see sum_destination) and has dims `dst_dims`; else nullopt.
+std::optional<dnnl::memory::desc> in_place_sum_desc(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t used);
+
+// The dst value for a primitive with post-ops `ops[0, used)` and dst layout
+// `desc`: with a sum post-op whose operand has exactly `desc`, may be
+// overwritten (ProgramBuilder::can_overwrite) and whose result `name` is not a
+// partition output, the operand's own bytes, so the primitive accumulates in
+// place; otherwise a new value (bind_post_ops then copies the operand in).
+ValueId sum_destination(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t used,
+                        const dnnl::memory::desc& desc, const std::vector<int64_t>& dims, const std::string& name);
+
+// Adds the post-ops' operands to a step's arguments; for a sum post-op whose
+// operand is not already `dst`'s bytes, first appends the step that copies
+// the operand into `dst` (converting its layout if needed).
 void bind_post_ops(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t used, ValueId dst,
                    std::vector<std::pair<int, ValueId>>& args, const std::string& label);
 
