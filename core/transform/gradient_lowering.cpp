@@ -38,6 +38,9 @@ class GradientBuilder {
     if (!yt || yt->dtype == DType::kUndefined)
       return invalid_graph("Gradient node " + grad_.label() + ": the type of y '" + y + "' is unknown");
     dtype_ = yt->dtype;
+    if (dtype_ != DType::kFloat && dtype_ != DType::kDouble)
+      return not_implemented("Gradient node " + grad_.label() + ": y '" + y + "' is " + dtype_name(dtype_) +
+                             "; only float and double are differentiated");
 
     LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, g_.topological_order());
     std::map<std::string, ir::Node*> producer;
