@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include "pattern_fusion.h"
 #include "program_builder.h"
 
 namespace loom::onednn {
@@ -12,7 +13,10 @@ Counters& counters() {
 }
 
 OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, int threads)
-    : spec_(std::move(spec)), engine_(std::move(engine)), threads_(threads) {}
+    : spec_(std::move(spec)), engine_(std::move(engine)), threads_(threads) {
+  // Once per partition, before any program is planned from the spec.
+  fuse_hardswish_patterns(spec_);
+}
 
 std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& ctx) {
   std::vector<std::vector<int64_t>> key;

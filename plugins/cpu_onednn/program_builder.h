@@ -36,6 +36,12 @@ class ProgramBuilder {
   void define(const std::string& name, ValueId v) { names_[name] = v; }
   // Whether the value's bytes are fixed for the program's lifetime.
   bool is_constant(ValueId v) const;
+  // Whether the value was computed by a step of this program (its layout is
+  // one a primitive chose), rather than a partition input or a constant.
+  bool produced_here(ValueId v) const {
+    const BufferKind k = buffers_[values_[v].buffer].kind;
+    return k == BufferKind::kArena || k == BufferKind::kOutput;
+  }
   // Whether two values share bytes (one is an alias / view of the other).
   bool same_buffer(ValueId a, ValueId b) const { return values_[a].buffer == values_[b].buffer; }
   // Whether the step built for `reader` may overwrite `v`'s bytes in place:

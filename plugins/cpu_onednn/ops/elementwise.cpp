@@ -1,10 +1,12 @@
 // Unary ops as oneDNN eltwise primitives and two-input Add/Sub/Mul/Div/Max/Min
 // as oneDNN binary (numpy broadcasting of the second operand) with post-op
-// chains. Both work on whatever layout their input already has.
+// chains. Eltwise works on whatever layout its input already has; binary puts
+// every operand in one layout (see build_binary).
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "eltwise_ops.h"
 #include "ops/op_builders.h"
+#include "ops/operand_layout.h"
 #include "ops/post_ops.h"
 
 namespace loom::onednn {
@@ -33,8 +35,17 @@ size_t build_unary(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   const std::vector<int64_t> dims = b.dims(v);
   for (size_t i = 0; i < steps->size(); ++i) {
     const EltwiseStep& s = (*steps)[i];
-    dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, s.alg, b.desc(v), s.alpha, s.beta);
-    dnnl::eltwise_forward::primitive_desc pd(d, b.attr(), b.engine());
+    auto make = [&](ValueId src) {
+      dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, s.alg, b.desc(src), s.alpha, s.beta);
+      return dnnl::eltwise_forward::primitive_desc(d, b.attr(), b.engine());
+    };
+    dnnl::eltwise_forward::primitive_desc pd = make(v);
+    // Some blocked layouts with padding (e.g. one channel in aBcd16b) have
+    // only the reference kernel; plain data has an optimised one.
+    if (is_reference_impl(pd.impl_info_str()) && b.desc(v) != plain_desc(dims)) {
+      v = b.plain(v);
+      pd = make(v);
+    }
     const bool last = i + 1 == steps->size();
     const ValueId dst = b.new_value(pd.dst_desc(), dims, last ? n.outputs[0] : "");
     b.add_step(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, v}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc(), n.label());
@@ -57,32 +68,34 @@ size_t build_binary(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
       n.fail("the first operand would need broadcasting, which oneDNN binary cannot do");
     std::swap(s0, s1);
   }
-  const auto ops = plan_post_ops(b, chain, n.outputs[0], dst_dims, false);
-  auto make_pd = [&](ValueId a, ValueId c) {
-    size_t used = 0;
-    auto pd = create_with_post_ops<dnnl::binary::primitive_desc>(b, ops, used, [&](const dnnl::primitive_attr& attr) {
-      // Scalars are {1} to oneDNN (see plain_desc).
-      const std::vector<int64_t> dims = dst_dims.empty() ? std::vector<int64_t>{1} : dst_dims;
-      dnnl::binary::desc d(*alg, b.desc(a), b.desc(c), memory::desc(dims, memory::data_type::f32, memory::format_tag::any));
-      return dnnl::binary::primitive_desc(d, attr, b.engine());
-    });
-    return std::make_pair(pd, used);
-  };
-  // src1 in its own layout when it has the full shape, else plain with the
-  // broadcast dims padded to the rank; fall back to plain everywhere.
-  ValueId a = s0;
-  ValueId c = b.dims(s1) == dst_dims ? s1 : b.view(s1, [&] {
+  auto ops = plan_post_ops(b, chain, n.outputs[0], dst_dims, false);
+  // src1 padded to the rank (a plain view when it broadcasts).
+  const ValueId a = s0;
+  const ValueId c = b.dims(s1) == dst_dims ? s1 : b.view(s1, [&] {
     std::vector<int64_t> d = b.dims(s1);
     d.insert(d.begin(), dst_dims.size() - d.size(), 1);
     return d;
   }());
+  // One layout for src0, src1, dst and binary post-op operands: oneDNN's
+  // optimised kernels need it (else `ref:any`). It is the layout of an
+  // operand computed in this partition (what a primitive chose), src0's when
+  // both or neither are; the other operand is reordered to it.
+  memory::desc layout = b.desc(a);
+  if (!b.produced_here(a) && b.dims(c) == dst_dims && b.produced_here(c)) layout = b.desc(c);
+  auto make_pd = [&](const memory::desc& lay) {
+    size_t used = 0;
+    auto pd = create_with_post_ops<dnnl::binary::primitive_desc>(
+        b, ops, used, lay, [&](const dnnl::primitive_attr& attr, const memory::desc& dst) {
+          dnnl::binary::desc d(*alg, lay, desc_like(lay, b.desc(c).dims()), dst);
+          return dnnl::binary::primitive_desc(d, attr, b.engine());
+        });
+    return std::make_pair(pd, used);
+  };
   std::pair<dnnl::binary::primitive_desc, size_t> made;
   try {
-    made = make_pd(a, c);
+    made = make_pd(layout);
   } catch (const dnnl::error&) {
-    a = b.plain(a);
-    c = b.plain(c);
-    made = make_pd(a, c);
+    made = make_pd(plain_desc(dst_dims));
   }
   const auto& [pd, used] = made;
   const ValueId dst = b.new_value(pd.dst_desc(), dst_dims, result_name(n, chain, ops, used));

@@ -3,6 +3,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "ops/op_builders.h"
+#include "ops/operand_layout.h"
 
 namespace loom::onednn {
 
@@ -31,8 +32,18 @@ size_t build_concat(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
     return dnnl::concat::primitive_desc(memory::desc(dst_dims, memory::data_type::f32, memory::format_tag::any),
                                         static_cast<int>(axis), descs, b.engine(), b.attr());
   };
+  // One layout for all inputs (that of the first one computed in this
+  // partition): oneDNN's optimised concat needs it, mixed layouts run
+  // `ref:any`. Partition inputs are reordered to it.
+  ValueId like = srcs[0];
+  for (ValueId s : srcs)
+    if (b.produced_here(s)) {
+      like = s;
+      break;
+    }
   dnnl::concat::primitive_desc pd;
   try {
+    for (ValueId& s : srcs) s = b.require(s, desc_like(b.desc(like), b.dims(s)));
     pd = make(srcs);
   } catch (const dnnl::error&) {
     for (ValueId& s : srcs) s = b.plain(s);

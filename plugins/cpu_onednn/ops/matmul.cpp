@@ -32,13 +32,14 @@ size_t emit(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, const Matm
   // Post-ops are planned on ONNX dims; with 1-D operands those differ from
   // the primitive's dims, and the chain is then built standalone.
   const bool same_dims = m.mm_dims == m.onnx_dims;
-  const auto ops = same_dims ? plan_post_ops(b, chain, n.outputs[0], m.mm_dims, true) : std::vector<PostOp>{};
+  auto ops = same_dims ? plan_post_ops(b, chain, n.outputs[0], m.mm_dims, true) : std::vector<PostOp>{};
   const bool pack_weights = b.is_constant(m.weights);
   size_t used = 0;
-  auto pd = create_with_post_ops<dnnl::matmul::primitive_desc>(b, ops, used, [&](const dnnl::primitive_attr& attr) {
+  const memory::desc dst_desc = plain_desc(m.mm_dims);
+  auto pd = create_with_post_ops<dnnl::matmul::primitive_desc>(b, ops, used, dst_desc,
+                                                               [&](const dnnl::primitive_attr& attr, const memory::desc& dst) {
     const memory::desc wei = pack_weights ? memory::desc(b.dims(m.weights), memory::data_type::f32, memory::format_tag::any)
                                           : b.desc(m.weights);
-    const memory::desc dst = plain_desc(m.mm_dims);
     if (m.bias) {
       dnnl::matmul::desc d(b.desc(m.src), wei, b.desc(*m.bias), dst);
       return dnnl::matmul::primitive_desc(d, attr, b.engine());

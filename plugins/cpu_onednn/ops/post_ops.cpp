@@ -1,5 +1,7 @@
 #include "ops/post_ops.h"
 
+#include "ops/operand_layout.h"
+
 namespace loom::onednn {
 namespace {
 
@@ -55,7 +57,11 @@ std::vector<PostOp> plan_post_ops(ProgramBuilder& b, const Chain& chain, const s
         sum_used = true;
       } else {
         op.kind = PostOp::kBinary;
-        op.operand = b.view(other, padded_to_rank(b.dims(other), dst_dims.size()));
+        // Same rank: keep the operand's own layout (a view would make it
+        // plain); bind_post_ops converts it to the dst layout if needed.
+        op.operand = b.dims(other).size() == dst_dims.size()
+                         ? other
+                         : b.view(other, padded_to_rank(b.dims(other), dst_dims.size()));
         op.operand_desc = b.desc(op.operand);
       }
       ops.push_back(op);
@@ -78,6 +84,11 @@ dnnl::post_ops make_post_ops(const std::vector<PostOp>& ops, size_t count) {
     }
   }
   return po;
+}
+
+void match_binary_operands(std::vector<PostOp>& ops, const dnnl::memory::desc& dst) {
+  for (PostOp& op : ops)
+    if (op.kind == PostOp::kBinary) op.operand_desc = desc_like(dst, op.operand_desc.dims());
 }
 
 const PostOp* sum_post_op(const std::vector<PostOp>& ops, size_t used) {
@@ -106,7 +117,8 @@ void bind_post_ops(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t use
   for (size_t i = 0; i < used; ++i) {
     const PostOp& op = ops[i];
     if (op.kind == PostOp::kBinary)
-      args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1, op.operand);
+      args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                        b.require(op.operand, desc_like(b.desc(dst), op.operand_desc.dims())));
     else if (op.kind == PostOp::kSum && !b.same_buffer(op.operand, dst))
       b.add_reorder(op.operand, dst, label + " (residual for sum post-op)");
   }

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "eltwise_ops.h"
@@ -17,8 +18,12 @@ struct PostOp {
   enum Kind { kEltwise, kSum, kBinary } kind = kEltwise;
   EltwiseStep eltwise{dnnl::algorithm::eltwise_relu};
   dnnl::algorithm binary_alg = dnnl::algorithm::binary_add;
-  ValueId operand = 0;  // sum / binary operand
-  dnnl::memory::desc operand_desc;  // binary operand (plain, padded to the dst rank)
+  // Sum operand; binary operand padded to the dst rank, in whatever layout it
+  // has (bind_post_ops converts it to operand_desc when needed).
+  ValueId operand = 0;
+  // Binary operand as the primitive reads it: laid out like the dst
+  // (desc_like), set by create_with_post_ops once the dst layout is known.
+  dnnl::memory::desc operand_desc;
   size_t node_index = 0;  // chain position of the node this post-op comes from
   const NodeSpec* node = nullptr;  // the node this post-op comes from
 };
@@ -32,25 +37,56 @@ std::vector<PostOp> plan_post_ops(ProgramBuilder& b, const Chain& chain, const s
 
 dnnl::post_ops make_post_ops(const std::vector<PostOp>& ops, size_t count);
 
+// Whether oneDNN's implementation name is one of its reference kernels.
+inline bool is_reference_impl(const char* impl) { return std::string(impl).rfind("ref", 0) == 0; }
+
+// Sets each binary post-op's operand_desc to the layout of `dst` (a layout
+// mismatch makes oneDNN fall back to its reference kernels).
+void match_binary_operands(std::vector<PostOp>& ops, const dnnl::memory::desc& dst);
+
 // Creates a primitive descriptor with as many post-ops as oneDNN accepts:
 // tries all of `ops`, then shorter prefixes. `make` builds the pd for the
-// given attributes and throws dnnl::error when unsupported. Returns the pd
-// and sets `used` to the number of post-ops it carries.
+// given attributes and dst desc and throws dnnl::error when unsupported.
+// Binary operands follow the dst layout, so when `dst` is format `any` and
+// there are binary post-ops, the primitive first picks its dst without
+// post-ops and that layout is then fixed. Returns the pd and sets `used` to
+// the number of post-ops it carries.
 template <class PD>
-PD create_with_post_ops(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t& used,
-                        const std::function<PD(const dnnl::primitive_attr&)>& make) {
+PD create_with_post_ops(ProgramBuilder& b, std::vector<PostOp>& ops, size_t& used, dnnl::memory::desc dst,
+                        const std::function<PD(const dnnl::primitive_attr&, const dnnl::memory::desc&)>& make) {
+  bool binary = false;
+  for (const PostOp& op : ops) binary |= op.kind == PostOp::kBinary;
+  if (binary) {
+    if (dst.data.format_kind == dnnl_format_kind_any) dst = make(b.attr(), dst).dst_desc();
+    match_binary_operands(ops, dst);
+  }
+  // Longest prefix with an optimised kernel; a reference kernel (`ref`)
+  // only when no prefix has one: some broadcasts are optimised standalone
+  // but not as post-ops, and the rest of the chain is then built standalone.
+  std::optional<PD> ref_pd;
+  size_t ref_used = 0;
   for (size_t n = ops.size() + 1; n-- > 0;) {
     // Cut only between nodes: a node may need several post-ops.
     if (n > 0 && n < ops.size() && ops[n - 1].node_index == ops[n].node_index) continue;
     dnnl::primitive_attr attr = b.attr();
     if (n > 0) attr.set_post_ops(make_post_ops(ops, n));
     try {
-      PD pd = make(attr);
-      used = n;
-      return pd;
+      PD pd = make(attr, dst);
+      if (!is_reference_impl(pd.impl_info_str())) {
+        used = n;
+        return pd;
+      }
+      if (!ref_pd) {
+        ref_pd = pd;
+        ref_used = n;
+      }
     } catch (const dnnl::error&) {
-      if (n == 0) throw;
+      if (n == 0 && !ref_pd) throw;
     }
+  }
+  if (ref_pd) {
+    used = ref_used;
+    return *ref_pd;
   }
   throw dnnl::error(dnnl_unimplemented, "no primitive descriptor");
 }
@@ -71,7 +107,9 @@ std::optional<dnnl::memory::desc> in_place_sum_desc(ProgramBuilder& b, const std
 ValueId sum_destination(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t used,
                         const dnnl::memory::desc& desc, const std::vector<int64_t>& dims, const std::string& name);
 
-// Adds the post-ops' operands to a step's arguments; for a sum post-op whose
+// Adds the post-ops' operands to a step's arguments, each binary operand in
+// the layout of `dst` (a reorder when it has another, done once for
+// constants); for a sum post-op whose
 // operand is not already `dst`'s bytes, first appends the step that copies
 // the operand into `dst` (converting its layout if needed).
 void bind_post_ops(ProgramBuilder& b, const std::vector<PostOp>& ops, size_t used, ValueId dst,

@@ -1,0 +1,170 @@
+#include "pattern_fusion.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "eltwise_ops.h"
+
+namespace loom::onednn {
+namespace {
+
+using dnnl::algorithm;
+
+class Matcher {
+ public:
+  explicit Matcher(const PartitionSpec& spec) : spec_(spec), outputs_(spec.outputs.begin(), spec.outputs.end()) {
+    for (size_t i = 0; i < spec.nodes.size(); ++i)
+      for (const std::string& v : spec.nodes[i].inputs)
+        if (!v.empty()) consumers_[v].push_back(i);
+  }
+
+  // The only node reading `value`, when it is read once and is internal.
+  std::optional<size_t> sole_consumer(const std::string& value) const {
+    if (outputs_.count(value)) return std::nullopt;
+    auto it = consumers_.find(value);
+    if (it == consumers_.end() || it->second.size() != 1) return std::nullopt;
+    return it->second[0];
+  }
+
+  // For a binary node `alg`(value, constant) (either order when
+  // commutative), the constant when it is one element equal to `want` whose
+  // rank does not exceed the other operand's (so the result keeps its shape).
+  bool is_op_with_constant(size_t node, algorithm alg, const std::string& value, double want) const {
+    const NodeSpec& n = spec_.nodes[node];
+    auto a = binary_algorithm_for(n);
+    if (!a || *a != alg || n.outputs.size() != 1) return false;
+    size_t k;
+    if (n.inputs[0] == value) k = 1;
+    else if (n.inputs[1] == value && is_commutative(alg)) k = 0;
+    else return false;
+    auto c = n.small_constants.find(k);
+    if (c == n.small_constants.end() || c->second.size() != 1) return false;
+    if (std::fabs(c->second[0] - want) > 1e-6 * std::max(1.0, std::fabs(want))) return false;
+    const auto value_rank = n.input_rank(1 - k);
+    auto shape = n.constant_shapes.find(k);
+    const size_t const_rank = shape == n.constant_shapes.end() ? 0 : shape->second.size();
+    return const_rank <= 1 || (value_rank && const_rank <= *value_rank);
+  }
+
+  // Mul(x, value) or Mul(value, x).
+  bool is_mul_by(size_t node, const std::string& value, const std::string& x) const {
+    const NodeSpec& n = spec_.nodes[node];
+    auto a = binary_algorithm_for(n);
+    if (!a || *a != algorithm::binary_mul || n.outputs.size() != 1) return false;
+    return (n.inputs[0] == value && n.inputs[1] == x) || (n.inputs[1] == value && n.inputs[0] == x);
+  }
+
+  // Div(value, 6) or Mul(value, 1/6).
+  bool is_sixth_of(size_t node, const std::string& value) const {
+    return is_op_with_constant(node, algorithm::binary_div, value, 6.0) ||
+           is_op_with_constant(node, algorithm::binary_mul, value, 1.0 / 6.0);
+  }
+
+  // Nodes of x * Clip(x + 3, 0, 6) / 6 starting at the Add `add`, the last
+  // one producing the result; empty when the pattern does not match.
+  std::vector<size_t> clip_form(size_t add) const {
+    const NodeSpec& n = spec_.nodes[add];
+    if (n.inputs.size() != 2 || n.outputs.size() != 1) return {};
+    for (size_t xi = 0; xi < 2; ++xi) {
+      const std::string& x = n.inputs[xi];
+      if (x.empty() || n.input_is_constant[xi] || n.input_dtypes[xi] != LOOM_DTYPE_FLOAT) continue;
+      if (!is_op_with_constant(add, algorithm::binary_add, x, 3.0)) continue;
+      auto clip = sole_consumer(n.outputs[0]);
+      if (!clip || !is_clip_0_6(*clip, n.outputs[0])) continue;
+      const std::string& c = spec_.nodes[*clip].outputs[0];
+      auto next = sole_consumer(c);
+      if (!next) continue;
+      const std::string& m = spec_.nodes[*next].outputs[0];
+      auto last = sole_consumer(m);
+      if (!last) continue;
+      if (is_mul_by(*next, c, x) && is_sixth_of(*last, m)) return {add, *clip, *next, *last};
+      if (is_sixth_of(*next, c) && is_mul_by(*last, m, x)) return {add, *clip, *next, *last};
+    }
+    return {};
+  }
+
+  // Nodes of x * HardSigmoid(x) (alpha 1/6, beta 1/2) starting at `hs`.
+  std::vector<size_t> hard_sigmoid_form(size_t hs) const {
+    const NodeSpec& n = spec_.nodes[hs];
+    if (n.op_type != "HardSigmoid" || !(n.domain.empty() || n.domain == "ai.onnx") || n.inputs.size() != 1 ||
+        n.outputs.size() != 1 || n.input_dtypes[0] != LOOM_DTYPE_FLOAT)
+      return {};
+    if (std::fabs(n.attr_float("alpha", 0.2f) - 1.f / 6.f) > 1e-6f || std::fabs(n.attr_float("beta", 0.5f) - 0.5f) > 1e-6f)
+      return {};
+    auto mul = sole_consumer(n.outputs[0]);
+    if (!mul || !is_mul_by(*mul, n.outputs[0], n.inputs[0])) return {};
+    return {hs, *mul};
+  }
+
+ private:
+  bool is_clip_0_6(size_t node, const std::string& value) const {
+    const NodeSpec& n = spec_.nodes[node];
+    if (n.op_type != "Clip" || n.inputs.empty() || n.inputs[0] != value || n.outputs.size() != 1) return false;
+    auto steps = eltwise_steps_for(n);
+    return steps && steps->size() == 1 && (*steps)[0].alg == algorithm::eltwise_clip && (*steps)[0].alpha == 0.f &&
+           (*steps)[0].beta == 6.f;
+  }
+
+  const PartitionSpec& spec_;
+  std::set<std::string> outputs_;
+  std::map<std::string, std::vector<size_t>> consumers_;
+};
+
+NodeSpec hardswish_node(const NodeSpec& first, size_t x_input, const NodeSpec& last, const char* pattern) {
+  NodeSpec h;
+  h.op_type = "HardSwish";
+  h.opset = 14;
+  h.name = last.name + " (" + pattern + ")";
+  h.inputs = {first.inputs[x_input]};
+  h.input_dtypes = {LOOM_DTYPE_FLOAT};
+  h.input_shapes = {first.input_shapes[x_input]};
+  h.input_is_constant = {false};
+  h.outputs = {last.outputs[0]};
+  h.output_dtypes = {LOOM_DTYPE_FLOAT};
+  return h;
+}
+
+}  // namespace
+
+void fuse_hardswish_patterns(PartitionSpec& spec) {
+  std::map<size_t, NodeSpec> replacement;  // at the index of the pattern's last node
+  std::set<size_t> removed;
+  {
+    const Matcher m(spec);
+    for (size_t i = 0; i < spec.nodes.size(); ++i) {
+      if (removed.count(i)) continue;
+      std::vector<size_t> nodes = m.hard_sigmoid_form(i);
+      const char* pattern = "x * HardSigmoid(x)";
+      size_t x_input = 0;
+      if (nodes.empty()) {
+        nodes = m.clip_form(i);
+        pattern = "x * Clip(x + 3, 0, 6) / 6";
+        // The Add's non-constant operand is x.
+        x_input = !nodes.empty() && spec.nodes[i].input_is_constant[0] ? 1 : 0;
+      }
+      if (nodes.empty()) continue;
+      bool overlaps = false;
+      for (size_t k : nodes) overlaps |= removed.count(k) > 0;
+      if (overlaps) continue;
+      // The result node depends on all the others, so it comes last in the
+      // (topological) node order; x is read by the first node, so the new
+      // node can take the result node's position.
+      const size_t last = nodes.back();
+      replacement.emplace(last, hardswish_node(spec.nodes[i], x_input, spec.nodes[last], pattern));
+      removed.insert(nodes.begin(), nodes.end());
+    }
+  }
+  if (removed.empty()) return;
+  std::vector<NodeSpec> nodes;
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    auto r = replacement.find(i);
+    if (r != replacement.end()) nodes.push_back(std::move(r->second));
+    else if (!removed.count(i)) nodes.push_back(std::move(spec.nodes[i]));
+  }
+  spec.nodes = std::move(nodes);
+}
+
+}  // namespace loom::onednn

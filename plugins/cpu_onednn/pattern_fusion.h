@@ -1,0 +1,21 @@
+// Graph patterns inside a claimed partition that oneDNN computes as one
+// algorithm, rewritten before fusion planning so that the result can become
+// a single post-op of the primitive before it.
+#pragma once
+
+#include "partition_spec.h"
+
+namespace loom::onednn {
+
+// Replaces each HardSwish written out by exporters with one HardSwish node
+// (oneDNN eltwise_hardswish, x * min(max(x + 3, 0), 6) / 6 in 2.6 — ONNX's
+// HardSwish, alpha = 1/6, beta = 1/2):
+//   x * Clip(x + 3, 0, 6) / 6, with the Mul and the Div (or Mul by 1/6) in
+//   either order and commutative operands either way round;
+//   x * HardSigmoid(x) with alpha = 1/6, beta = 1/2.
+// Only when every intermediate has that one consumer and is not a partition
+// output. The new node takes the name of the node it replaces last, with the
+// pattern appended, so errors still point at the graph.
+void fuse_hardswish_patterns(PartitionSpec& spec);
+
+}  // namespace loom::onednn
