@@ -1,6 +1,13 @@
 #include "onnx/model_loader.h"
 
+#include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -64,7 +71,9 @@ class GraphConverter {
   GraphConverter(std::string model_dir, std::map<std::string, int64_t> opsets)
       : model_dir_(std::move(model_dir)), opsets_(std::move(opsets)) {}
 
-  Expected<std::shared_ptr<ir::Graph>> convert(const ::onnx::GraphProto& gp, const ir::Graph* parent,
+  // Consumes the initializers' data in `gp` as it converts them, so a large
+  // model is never held twice in memory.
+  Expected<std::shared_ptr<ir::Graph>> convert(::onnx::GraphProto& gp, const ir::Graph* parent,
                                                int depth) {
     if (depth > kMaxSubgraphDepth)
       return invalid_graph("subgraphs nested deeper than " + std::to_string(kMaxSubgraphDepth) + " levels");
@@ -72,15 +81,17 @@ class GraphConverter {
     g->name = gp.name();
     g->parent = parent;
     g->opsets = opsets_;
-    for (const auto& init : gp.initializer()) {
+    for (auto& init : *gp.mutable_initializer()) {
+      const std::string name = init.name();
       auto t = tensor_from_proto(init, model_dir_);
-      if (!t) return t.status().with_context("initializer '" + init.name() + "'");
+      if (!t) return t.status().with_context("initializer '" + name + "'");
+      ::onnx::TensorProto().Swap(&init);  // frees the proto's copy of the data now
       ir::ValueType vt;
       vt.dtype = t->dtype();
       vt.has_shape = true;
       for (int64_t d : t->dims()) vt.dims.push_back(DimInfo{d, ""});
-      g->value_types[init.name()] = vt;
-      g->initializers.emplace(init.name(), std::move(*t));
+      g->value_types[name] = vt;
+      g->initializers.emplace(name, std::move(*t));
     }
     if (gp.sparse_initializer_size() > 0)
       return not_implemented("graph '" + gp.name() + "' has sparse initializers, which Loom does not support yet");
@@ -94,7 +105,7 @@ class GraphConverter {
     }
     for (const auto& vi : gp.value_info())
       if (vi.has_type() && !g->value_types.count(vi.name())) g->value_types[vi.name()] = convert_type(vi.type());
-    for (const auto& np : gp.node()) {
+    for (auto& np : *gp.mutable_node()) {
       ir::Node n;
       n.name = np.name();
       n.op_type = np.op_type();
@@ -109,7 +120,7 @@ class GraphConverter {
       if (is_onnx_domain(n.domain) && !is_known_onnx_op(n.op_type, n.domain, n.opset))
         return invalid_graph("node " + n.label() + ": unknown op '" + n.op_type + "' in domain '" +
                              (n.domain.empty() ? "ai.onnx" : n.domain) + "' at opset " + std::to_string(n.opset));
-      for (const auto& ap : np.attribute()) {
+      for (auto& ap : *np.mutable_attribute()) {
         auto a = convert_attribute(ap, g.get(), depth);
         if (!a) return a.status().with_context("node " + n.label() + " attribute '" + ap.name() + "'");
         n.attributes.push_back(std::move(*a));
@@ -120,7 +131,7 @@ class GraphConverter {
   }
 
  private:
-  Expected<ir::Attribute> convert_attribute(const ::onnx::AttributeProto& ap, const ir::Graph* owner, int depth) {
+  Expected<ir::Attribute> convert_attribute(::onnx::AttributeProto& ap, const ir::Graph* owner, int depth) {
     ir::Attribute a;
     a.name = ap.name();
     if (!ap.ref_attr_name().empty())
@@ -147,13 +158,13 @@ class GraphConverter {
         }
         break;
       case ::onnx::AttributeProto::GRAPH: {
-        auto sg = convert(ap.g(), owner, depth + 1);
+        auto sg = convert(*ap.mutable_g(), owner, depth + 1);
         if (!sg) return sg.status();
         a.graph = *sg;
         break;
       }
       case ::onnx::AttributeProto::GRAPHS:
-        for (const auto& gp : ap.graphs()) {
+        for (auto& gp : *ap.mutable_graphs()) {
           auto sg = convert(gp, owner, depth + 1);
           if (!sg) return sg.status();
           a.graphs.push_back(*sg);
@@ -193,7 +204,7 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   }
 
   GraphConverter converter(model_dir, opsets);
-  auto graph = converter.convert(model.graph(), nullptr, 0);
+  auto graph = converter.convert(*model.mutable_graph(), nullptr, 0);
   if (!graph) return graph.status().with_context(source);
   LoadedModel out;
   out.graph = *graph;
@@ -202,6 +213,16 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   out.ir_version = model.ir_version();
   out.producer = model.producer_name();
   return out;
+}
+
+Expected<LoadedModel> parse_and_convert(google::protobuf::io::ZeroCopyInputStream& in, const std::string& model_dir,
+                                        const std::string& source) {
+  ::onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(&in);
+  stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+    return invalid_argument(source + ": not a valid ONNX model (protobuf parse failed; truncated or not ONNX?)");
+  return convert_model(model, model_dir, source);
 }
 
 }  // namespace
@@ -216,26 +237,24 @@ bool is_known_onnx_op(const std::string& op_type, const std::string& domain, int
 
 Expected<LoadedModel> load_model_bytes(const std::string& bytes, const std::string& model_dir,
                                        const std::string& source) {
-  ::onnx::ModelProto model;
-  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
-  stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
-  if (bytes.empty() || !model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
-    return invalid_argument(source + ": not a valid ONNX model (protobuf parse failed; truncated or not ONNX?)");
-  return convert_model(model, model_dir, source);
+  if (bytes.empty()) return invalid_argument(source + ": empty, not an ONNX model");
+  google::protobuf::io::ArrayInputStream in(bytes.data(), static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
+  return parse_and_convert(in, model_dir, source);
 }
 
 Expected<LoadedModel> load_model_file(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return not_found(path + ": no such file");
   if (fs::is_directory(path, ec)) return invalid_argument(path + ": is a directory, not an ONNX model");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found(path + ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  if (fs::file_size(path, ec) == 0 || ec) return invalid_argument(path + ": empty, not an ONNX model");
+  // Parsed straight from the file: no copy of the whole file in memory.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return not_found(path + ": cannot open: " + std::strerror(errno));
+  google::protobuf::io::FileInputStream in(fd);
+  in.SetCloseOnDelete(true);
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
-  return load_model_bytes(ss.str(), dir.string(), path);
+  return parse_and_convert(in, dir.string(), path);
 }
 
 }  // namespace loom::onnxio
