@@ -75,12 +75,21 @@ Expected<Tensor> Tensor::zeros(DType dtype, Dims dims) {
 }
 
 Expected<Tensor> Tensor::from_bytes(DType dtype, Dims dims, const void* bytes, size_t size) {
-  LOOM_ASSIGN_OR_RETURN(Tensor t, zeros(dtype, std::move(dims)));
   if (dtype == DType::kString) return invalid_argument("string tensors are not built from bytes");
-  if (size != t.byte_size())
-    return invalid_argument("tensor of type " + dtype_name(dtype) + " and shape " + dims_string(t.dims_) +
-                            " needs " + std::to_string(t.byte_size()) + " bytes, got " + std::to_string(size));
-  if (size) std::memcpy(t.mutable_data(), bytes, size);
+  const size_t esize = dtype_size(dtype);
+  if (esize == 0) return invalid_argument("cannot create a tensor of type " + dtype_name(dtype));
+  LOOM_ASSIGN_OR_RETURN(int64_t count, checked_element_count(dims));
+  if (static_cast<uint64_t>(count) > std::numeric_limits<uint64_t>::max() / esize ||
+      size != static_cast<size_t>(count) * esize)
+    return invalid_argument("tensor of type " + dtype_name(dtype) + " and shape " + dims_string(dims) + " needs " +
+                            std::to_string(static_cast<uint64_t>(count) * esize) + " bytes, got " + std::to_string(size));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.count_ = count;
+  // Built from the bytes directly: zero-filling first would touch every page twice.
+  const auto* p = static_cast<const uint8_t*>(bytes);
+  t.bytes_ = std::make_shared<std::vector<uint8_t>>(p, p + size);
   return t;
 }
 
