@@ -16,6 +16,7 @@ OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, int th
     : spec_(std::move(spec)), engine_(std::move(engine)), threads_(threads) {
   // Once per partition, before any program is planned from the spec.
   fuse_hardswish_patterns(spec_);
+  fuse_gelu_patterns(spec_);
 }
 
 std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& ctx) {

@@ -58,6 +58,26 @@ std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& n) {
     return V{{algorithm::eltwise_linear, n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f)},
              {algorithm::eltwise_clip, 0.f, 1.f}};
   if (op == "Clip") return clip_steps(n);
+  // Gelu: ONNX opset 20's, and the node pattern_fusion makes of torch's
+  // x * 0.5 * (1 + Erf(x / sqrt(2))).
+  if (op == "Gelu") {
+    const std::string approx = n.attr_string("approximate", "none");
+    if (approx == "none") return V{{algorithm::eltwise_gelu_erf}};
+    if (approx == "tanh") return V{{algorithm::eltwise_gelu_tanh}};
+    return std::nullopt;
+  }
+  // Pow by a constant 2 (LayerNorm written out as ReduceMean((x - m)^2)):
+  // an exact square. Other exponents stay with the reference EP.
+  if (op == "Pow" && n.inputs.size() == 2) {
+    auto e = constant_scalar(n, 1);
+    // The exponent must not raise the result's rank by broadcasting.
+    auto shape = n.constant_shapes.find(1);
+    const size_t e_rank = shape == n.constant_shapes.end() ? 0 : shape->second.size();
+    const auto x_rank = n.input_rank(0);
+    if (e_rank > 0 && (!x_rank || e_rank > *x_rank)) return std::nullopt;
+    if (e && *e == 2.f) return V{{algorithm::eltwise_square}};
+    return std::nullopt;
+  }
   return std::nullopt;
 }
 

@@ -5,12 +5,14 @@
 #include <omp.h>
 
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "compiled_partition.h"
 #include "loom/sdk.h"
 #include "node_spec.h"
 #include "partition_grouping.h"
+#include "pattern_fusion.h"
 
 namespace loom::onednn {
 namespace {
@@ -47,9 +49,45 @@ class OnednnEp : public sdk::Ep {
       in.nodes.push_back(NodeSpec::from(node));
       in.ids.push_back(node.id());
       in.verdicts.push_back(check_support(in.nodes.back()));
-      if (in.verdicts.back().role == OpRole::kUnsupported) sink.decline(node.id(), in.verdicts.back().reason);
     }
+    // Erf has no oneDNN algorithm of its own: it is claimed only as part of
+    // a whole GELU pattern whose other nodes are claimed too (compile()
+    // rewrites the pattern into one eltwise_gelu_erf).
+    std::map<size_t, const std::vector<size_t>*> gelu_of;  // Erf node -> its pattern
+    PartitionSpec whole;
+    whole.nodes = in.nodes;
+    for (size_t i = 0; i < g.output_count(); ++i) whole.outputs.emplace_back(g.output_name(i));
+    const std::vector<std::vector<size_t>> gelus = find_gelu_patterns(whole);
+    for (const std::vector<size_t>& p : gelus) {
+      bool others_claimed = true;
+      size_t erf = 0;
+      for (size_t k : p) {
+        if (in.nodes[k].op_type == "Erf") erf = k;
+        else others_claimed &= in.verdicts[k].role != OpRole::kUnsupported;
+      }
+      if (!others_claimed) {
+        in.verdicts[erf].reason = "part of a GELU pattern whose other nodes are not all claimed";
+        continue;
+      }
+      in.verdicts[erf] = {OpRole::kUnary, {}};
+      gelu_of[erf] = &p;
+    }
+    for (size_t i = 0; i < in.nodes.size(); ++i)
+      if (in.verdicts[i].role == OpRole::kUnsupported) sink.decline(in.ids[i], in.verdicts[i].reason);
     for (const std::vector<size_t>& group : group_supported_nodes(in)) {
+      // A group holding an Erf without the rest of its GELU pattern could
+      // not be compiled: leave the whole group to the next provider.
+      const std::set<size_t> members(group.begin(), group.end());
+      bool whole_patterns = true;
+      for (size_t i : group) {
+        auto it = gelu_of.find(i);
+        if (it == gelu_of.end()) continue;
+        for (size_t k : *it->second) whole_patterns &= members.count(k) > 0;
+      }
+      if (!whole_patterns) {
+        for (size_t i : group) sink.decline(in.ids[i], "its partition would split a GELU pattern");
+        continue;
+      }
       std::vector<uint64_t> ids;
       std::map<std::string, int> ops;
       for (size_t i : group) {

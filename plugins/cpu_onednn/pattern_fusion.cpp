@@ -16,9 +16,12 @@ using dnnl::algorithm;
 class Matcher {
  public:
   explicit Matcher(const PartitionSpec& spec) : spec_(spec), outputs_(spec.outputs.begin(), spec.outputs.end()) {
-    for (size_t i = 0; i < spec.nodes.size(); ++i)
+    for (size_t i = 0; i < spec.nodes.size(); ++i) {
       for (const std::string& v : spec.nodes[i].inputs)
         if (!v.empty()) consumers_[v].push_back(i);
+      for (const std::string& v : spec.nodes[i].outputs)
+        if (!v.empty()) producer_[v] = i;
+    }
   }
 
   // The only node reading `value`, when it is read once and is internal.
@@ -99,7 +102,66 @@ class Matcher {
     return {hs, *mul};
   }
 
+  // Nodes of x * 0.5 * (1 + Erf(x / sqrt(2))) around the Erf `erf`, the
+  // last one producing the result, and x's input index in the first node
+  // (the Div / Mul feeding Erf); empty when the pattern does not match.
+  // Forms torch emits: x / sqrt(2) or x * (1 / sqrt(2)); then
+  // (x * (1 + e)) * 0.5, x * ((1 + e) * 0.5), or (x * 0.5) * (1 + e);
+  // commutative operands either way round.
+  std::vector<size_t> gelu_form(size_t erf, size_t& x_input) const {
+    const NodeSpec& e = spec_.nodes[erf];
+    if (e.op_type != "Erf" || !(e.domain.empty() || e.domain == "ai.onnx") || e.inputs.size() != 1 ||
+        e.outputs.size() != 1 || e.input_dtypes[0] != LOOM_DTYPE_FLOAT)
+      return {};
+    auto d = producer(e.inputs[0]);
+    if (!d || sole_consumer(e.inputs[0]) != erf) return {};
+    const NodeSpec& dn = spec_.nodes[*d];
+    if (dn.inputs.size() != 2) return {};
+    constexpr double kSqrt2 = 1.4142135623730951;
+    std::string x;
+    for (size_t k = 0; k < 2 && x.empty(); ++k) {
+      const std::string& v = dn.inputs[k];
+      if (v.empty() || dn.input_is_constant[k] || dn.input_dtypes[k] != LOOM_DTYPE_FLOAT) continue;
+      if (is_op_with_constant(*d, algorithm::binary_div, v, kSqrt2) ||
+          is_op_with_constant(*d, algorithm::binary_mul, v, 1.0 / kSqrt2)) {
+        x = v;
+        x_input = k;
+      }
+    }
+    if (x.empty()) return {};
+    auto a = sole_consumer(e.outputs[0]);
+    if (!a || !is_op_with_constant(*a, algorithm::binary_add, e.outputs[0], 1.0)) return {};
+    const std::string& av = spec_.nodes[*a].outputs[0];
+    auto m1 = sole_consumer(av);
+    if (!m1) return {};
+    const std::string& mv = spec_.nodes[*m1].outputs[0];
+    if (is_mul_by(*m1, av, x) || is_op_with_constant(*m1, algorithm::binary_mul, av, 0.5)) {
+      // (x * (1 + e)) * 0.5 or x * ((1 + e) * 0.5).
+      auto m2 = sole_consumer(mv);
+      if (!m2) return {};
+      const bool half_last = is_mul_by(*m1, av, x) && is_op_with_constant(*m2, algorithm::binary_mul, mv, 0.5);
+      const bool x_last = !is_mul_by(*m1, av, x) && is_mul_by(*m2, mv, x);
+      if (half_last || x_last) return {*d, erf, *a, *m1, *m2};
+      return {};
+    }
+    // (x * 0.5) * (1 + e): the other operand of m1 is Mul(x, 0.5) read only there.
+    const NodeSpec& m = spec_.nodes[*m1];
+    auto mul_alg = binary_algorithm_for(m);
+    if (!mul_alg || *mul_alg != algorithm::binary_mul || m.outputs.size() != 1) return {};
+    const std::string& h = m.inputs[0] == av ? m.inputs[1] : m.inputs[0];
+    auto hn = producer(h);
+    if (!hn || *hn == *d || sole_consumer(h) != m1 || !is_op_with_constant(*hn, algorithm::binary_mul, x, 0.5))
+      return {};
+    return {*d, *hn, erf, *a, *m1};
+  }
+
  private:
+  std::optional<size_t> producer(const std::string& value) const {
+    auto it = producer_.find(value);
+    if (it == producer_.end()) return std::nullopt;
+    return it->second;
+  }
+
   bool is_clip_0_6(size_t node, const std::string& value) const {
     const NodeSpec& n = spec_.nodes[node];
     if (n.op_type != "Clip" || n.inputs.empty() || n.inputs[0] != value || n.outputs.size() != 1) return false;
@@ -111,6 +173,7 @@ class Matcher {
   const PartitionSpec& spec_;
   std::set<std::string> outputs_;
   std::map<std::string, std::vector<size_t>> consumers_;
+  std::map<std::string, size_t> producer_;
 };
 
 NodeSpec hardswish_node(const NodeSpec& first, size_t x_input, const NodeSpec& last, const char* pattern) {
@@ -127,7 +190,69 @@ NodeSpec hardswish_node(const NodeSpec& first, size_t x_input, const NodeSpec& l
   return h;
 }
 
+NodeSpec gelu_node(const NodeSpec& first, size_t x_input, const NodeSpec& last) {
+  NodeSpec g;
+  g.op_type = "Gelu";
+  g.opset = 20;
+  g.name = last.name + " (x * 0.5 * (1 + Erf(x / sqrt(2))))";
+  g.inputs = {first.inputs[x_input]};
+  g.input_dtypes = {LOOM_DTYPE_FLOAT};
+  g.input_shapes = {first.input_shapes[x_input]};
+  g.input_is_constant = {false};
+  g.outputs = {last.outputs[0]};
+  g.output_dtypes = {LOOM_DTYPE_FLOAT};
+  return g;
+}
+
+struct GeluMatch {
+  std::vector<size_t> nodes;
+  size_t x_input = 0;
+};
+
+std::vector<GeluMatch> gelu_matches(const PartitionSpec& spec) {
+  std::vector<GeluMatch> out;
+  std::set<size_t> used;
+  const Matcher m(spec);
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    GeluMatch g;
+    g.nodes = m.gelu_form(i, g.x_input);
+    if (g.nodes.empty()) continue;
+    bool overlaps = false;
+    for (size_t k : g.nodes) overlaps |= used.count(k) > 0;
+    if (overlaps) continue;
+    used.insert(g.nodes.begin(), g.nodes.end());
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::vector<size_t>> find_gelu_patterns(const PartitionSpec& spec) {
+  std::vector<std::vector<size_t>> out;
+  for (GeluMatch& g : gelu_matches(spec)) out.push_back(std::move(g.nodes));
+  return out;
+}
+
+void fuse_gelu_patterns(PartitionSpec& spec) {
+  std::map<size_t, NodeSpec> replacement;  // at the index of the pattern's last node
+  std::set<size_t> removed;
+  for (const GeluMatch& g : gelu_matches(spec)) {
+    // The result node depends on all the others, so it is last in the
+    // (topological) node order; the first node reads x.
+    const size_t last = *std::max_element(g.nodes.begin(), g.nodes.end());
+    replacement.emplace(last, gelu_node(spec.nodes[g.nodes.front()], g.x_input, spec.nodes[last]));
+    removed.insert(g.nodes.begin(), g.nodes.end());
+  }
+  if (removed.empty()) return;
+  std::vector<NodeSpec> nodes;
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    auto r = replacement.find(i);
+    if (r != replacement.end()) nodes.push_back(std::move(r->second));
+    else if (!removed.count(i)) nodes.push_back(std::move(spec.nodes[i]));
+  }
+  spec.nodes = std::move(nodes);
+}
 
 void fuse_hardswish_patterns(PartitionSpec& spec) {
   std::map<size_t, NodeSpec> replacement;  // at the index of the pattern's last node

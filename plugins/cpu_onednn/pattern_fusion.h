@@ -3,6 +3,8 @@
 // a single post-op of the primitive before it.
 #pragma once
 
+#include <vector>
+
 #include "partition_spec.h"
 
 namespace loom::onednn {
@@ -17,5 +19,17 @@ namespace loom::onednn {
 // output. The new node takes the name of the node it replaces last, with the
 // pattern appended, so errors still point at the graph.
 void fuse_hardswish_patterns(PartitionSpec& spec);
+
+// GELU as torch exports it, x * 0.5 * (1 + Erf(x / sqrt(2))) (x / sqrt(2)
+// also as x * (1 / sqrt(2)); the three products in any grouping; constants
+// as initializers), becomes one Gelu node (oneDNN eltwise_gelu_erf), so it
+// can be a post-op of the MatMul / Add before it. Same conditions as above:
+// every intermediate has that one consumer and is not an output.
+void fuse_gelu_patterns(PartitionSpec& spec);
+
+// The node indices of each GELU pattern in `spec`, without rewriting: claim()
+// claims Erf only inside one of these, and only when the whole pattern lands
+// in one partition (Erf alone has no oneDNN algorithm).
+std::vector<std::vector<size_t>> find_gelu_patterns(const PartitionSpec& spec);
 
 }  // namespace loom::onednn
