@@ -226,6 +226,20 @@ std::vector<GeluMatch> gelu_matches(const PartitionSpec& spec) {
   return out;
 }
 
+// Replaces each matched pattern by its new node (placed at the index of the
+// pattern's last node, which keeps the order topological) and drops the
+// pattern's other nodes.
+void apply_rewrites(PartitionSpec& spec, std::map<size_t, NodeSpec>& replacement, const std::set<size_t>& removed) {
+  if (removed.empty()) return;
+  std::vector<NodeSpec> nodes;
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    auto r = replacement.find(i);
+    if (r != replacement.end()) nodes.push_back(std::move(r->second));
+    else if (!removed.count(i)) nodes.push_back(std::move(spec.nodes[i]));
+  }
+  spec.nodes = std::move(nodes);
+}
+
 }  // namespace
 
 std::vector<std::vector<size_t>> find_gelu_patterns(const PartitionSpec& spec) {
@@ -233,6 +247,7 @@ std::vector<std::vector<size_t>> find_gelu_patterns(const PartitionSpec& spec) {
   for (GeluMatch& g : gelu_matches(spec)) out.push_back(std::move(g.nodes));
   return out;
 }
+
 
 void fuse_gelu_patterns(PartitionSpec& spec) {
   std::map<size_t, NodeSpec> replacement;  // at the index of the pattern's last node
@@ -244,14 +259,7 @@ void fuse_gelu_patterns(PartitionSpec& spec) {
     replacement.emplace(last, gelu_node(spec.nodes[g.nodes.front()], g.x_input, spec.nodes[last]));
     removed.insert(g.nodes.begin(), g.nodes.end());
   }
-  if (removed.empty()) return;
-  std::vector<NodeSpec> nodes;
-  for (size_t i = 0; i < spec.nodes.size(); ++i) {
-    auto r = replacement.find(i);
-    if (r != replacement.end()) nodes.push_back(std::move(r->second));
-    else if (!removed.count(i)) nodes.push_back(std::move(spec.nodes[i]));
-  }
-  spec.nodes = std::move(nodes);
+  apply_rewrites(spec, replacement, removed);
 }
 
 void fuse_hardswish_patterns(PartitionSpec& spec) {
@@ -282,14 +290,7 @@ void fuse_hardswish_patterns(PartitionSpec& spec) {
       removed.insert(nodes.begin(), nodes.end());
     }
   }
-  if (removed.empty()) return;
-  std::vector<NodeSpec> nodes;
-  for (size_t i = 0; i < spec.nodes.size(); ++i) {
-    auto r = replacement.find(i);
-    if (r != replacement.end()) nodes.push_back(std::move(r->second));
-    else if (!removed.count(i)) nodes.push_back(std::move(spec.nodes[i]));
-  }
-  spec.nodes = std::move(nodes);
+  apply_rewrites(spec, replacement, removed);
 }
 
 }  // namespace loom::onednn
