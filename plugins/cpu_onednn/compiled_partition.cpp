@@ -17,6 +17,7 @@ OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, int th
   // Once per partition, before any program is planned from the spec.
   fuse_hardswish_patterns(spec_);
   fuse_gelu_patterns(spec_);
+  fuse_layer_norm_patterns(spec_);
 }
 
 std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& ctx) {

@@ -13,6 +13,20 @@ namespace {
 
 using dnnl::algorithm;
 
+// A LayerNorm written out, found by Matcher::layer_norm_form.
+struct LayerNormMatch {
+  struct Param {
+    std::string name;
+    std::optional<std::vector<int64_t>> shape;
+    std::vector<int64_t> constant_shape;
+  };
+  std::vector<size_t> nodes;  // empty: no match
+  double epsilon = 0;
+  std::string x;
+  std::optional<std::vector<int64_t>> x_shape;
+  std::optional<Param> gamma, beta;
+};
+
 class Matcher {
  public:
   explicit Matcher(const PartitionSpec& spec) : spec_(spec), outputs_(spec.outputs.begin(), spec.outputs.end()) {
@@ -155,11 +169,157 @@ class Matcher {
     return {*d, *hn, erf, *a, *m1};
   }
 
+  // Every node reading `value` (empty for a partition output).
+  std::vector<size_t> consumers_of(const std::string& value) const {
+    if (outputs_.count(value)) return {};
+    auto it = consumers_.find(value);
+    return it == consumers_.end() ? std::vector<size_t>{} : it->second;
+  }
+
+  // LayerNorm over the last axis written out as exporters emit it, starting
+  // at the ReduceMean `rm` computing m = mean(x):
+  //   d = x - m; y = d / Sqrt(mean(Pow(d, 2)) + eps)   (or d * Reciprocal(...))
+  //   then optionally y * gamma and (y * gamma) + beta, gamma / beta constants
+  //   of shape [C], C = x's (known) last dim.
+  // Empty when the pattern does not match.
+  LayerNormMatch layer_norm_form(size_t rm) const {
+    LayerNormMatch out;
+    const NodeSpec& r0 = spec_.nodes[rm];
+    if (!is_last_axis_mean(r0)) return {};
+    const std::string& x = r0.inputs[0];
+    const auto m = sole_consumer(r0.outputs[0]);
+    if (!m || !is_binary(*m, algorithm::binary_sub) || spec_.nodes[*m].inputs[0] != x ||
+        spec_.nodes[*m].inputs[1] != r0.outputs[0])
+      return {};
+    const std::string& d = spec_.nodes[*m].outputs[0];
+    const std::vector<size_t> readers = consumers_of(d);
+    if (readers.size() != 2) return {};
+    // d feeds exactly Pow(d, 2) and the Div / Mul making y.
+    const size_t pow = spec_.nodes[readers[0]].op_type == "Pow" ? readers[0] : readers[1];
+    const size_t use = pow == readers[0] ? readers[1] : readers[0];
+    const NodeSpec& pn = spec_.nodes[pow];
+    if (pn.op_type != "Pow" || !(pn.domain.empty() || pn.domain == "ai.onnx") || pn.inputs.size() != 2 ||
+        pn.inputs[0] != d || pn.outputs.size() != 1 || !is_scalar_constant(pn, 1, 2.0))
+      return {};
+    const auto r1 = sole_consumer(pn.outputs[0]);
+    if (!r1 || !is_last_axis_mean(spec_.nodes[*r1]) || spec_.nodes[*r1].inputs[0] != pn.outputs[0]) return {};
+    const std::string& v = spec_.nodes[*r1].outputs[0];
+    const auto add = sole_consumer(v);
+    if (!add || !is_binary(*add, algorithm::binary_add)) return {};
+    const NodeSpec& an = spec_.nodes[*add];
+    const size_t eps_input = an.inputs[0] == v ? 1 : 0;
+    if (an.inputs[1 - eps_input] != v) return {};
+    auto eps = an.small_constants.find(eps_input);
+    if (eps == an.small_constants.end() || eps->second.size() != 1 || !(eps->second[0] >= 0.0)) return {};
+    auto eps_shape = an.constant_shapes.find(eps_input);
+    if (eps_shape != an.constant_shapes.end() && eps_shape->second.size() > 1) return {};
+    const auto sq = sole_consumer(an.outputs[0]);
+    if (!sq) return {};
+    const NodeSpec& sn = spec_.nodes[*sq];
+    if (sn.op_type != "Sqrt" || !(sn.domain.empty() || sn.domain == "ai.onnx") || sn.inputs.size() != 1 ||
+        sn.outputs.size() != 1)
+      return {};
+    const std::string& s = sn.outputs[0];
+    const auto next = sole_consumer(s);
+    if (!next) return {};
+    out.nodes = {rm, *m, pow, *r1, *add, *sq};
+    size_t y_node;
+    if (is_binary(use, algorithm::binary_div) && spec_.nodes[use].inputs[0] == d && spec_.nodes[use].inputs[1] == s &&
+        *next == use) {
+      y_node = use;
+    } else {
+      // d * Reciprocal(s), either order.
+      const NodeSpec& rc = spec_.nodes[*next];
+      if (rc.op_type != "Reciprocal" || !(rc.domain.empty() || rc.domain == "ai.onnx") || rc.inputs.size() != 1 ||
+          rc.outputs.size() != 1 || sole_consumer(rc.outputs[0]) != use || !is_mul_by(use, rc.outputs[0], d))
+        return {};
+      out.nodes.push_back(*next);
+      y_node = use;
+    }
+    out.nodes.push_back(y_node);
+    out.epsilon = eps->second[0];
+    out.x = x;
+    out.x_shape = r0.input_shapes[0];
+    // Optional affine part: constants of shape [C] with C = x's last dim.
+    const auto& xs = r0.input_shapes[0];
+    const int64_t c = xs && !xs->empty() ? xs->back() : -1;
+    std::string last = spec_.nodes[y_node].outputs[0];
+    if (c <= 0) return out;
+    const auto mul = sole_consumer(last);
+    if (!mul || !is_binary(*mul, algorithm::binary_mul)) return out;
+    const auto gamma = vector_operand(*mul, last, c);
+    if (gamma < 0) return out;
+    out.nodes.push_back(*mul);
+    out.gamma = gamma_like(*mul, gamma);
+    last = spec_.nodes[*mul].outputs[0];
+    const auto badd = sole_consumer(last);
+    if (!badd || !is_binary(*badd, algorithm::binary_add)) return out;
+    const auto beta = vector_operand(*badd, last, c);
+    if (beta < 0) return out;
+    out.nodes.push_back(*badd);
+    out.beta = gamma_like(*badd, beta);
+    return out;
+  }
+
  private:
   std::optional<size_t> producer(const std::string& value) const {
     auto it = producer_.find(value);
     if (it == producer_.end()) return std::nullopt;
     return it->second;
+  }
+
+  bool is_binary(size_t node, algorithm alg) const {
+    const NodeSpec& n = spec_.nodes[node];
+    auto a = binary_algorithm_for(n);
+    return a && *a == alg && n.inputs.size() == 2 && n.outputs.size() == 1 && n.input_dtypes[0] == LOOM_DTYPE_FLOAT &&
+           n.input_dtypes[1] == LOOM_DTYPE_FLOAT;
+  }
+
+  static bool is_scalar_constant(const NodeSpec& n, size_t input, double want) {
+    auto c = n.small_constants.find(input);
+    if (c == n.small_constants.end() || c->second.size() != 1 || c->second[0] != want) return false;
+    auto shape = n.constant_shapes.find(input);
+    return shape == n.constant_shapes.end() || shape->second.size() <= 1;
+  }
+
+  // ReduceMean(x) over the last axis only, keepdims, float32, with x's rank
+  // known when the axis is given as a non-negative index. Axes are an
+  // attribute before opset 18 and a constant input from 18 on.
+  static bool is_last_axis_mean(const NodeSpec& n) {
+    if (n.op_type != "ReduceMean" || !(n.domain.empty() || n.domain == "ai.onnx") || n.inputs.empty() ||
+        n.outputs.size() != 1 || n.input_dtypes[0] != LOOM_DTYPE_FLOAT)
+      return false;
+    if (n.attr_int("keepdims", 1) != 1) return false;
+    std::vector<double> axes;
+    if (n.opset < 18) {
+      if (n.inputs.size() != 1) return false;
+      for (int64_t a : n.attr_ints("axes")) axes.push_back(static_cast<double>(a));
+    } else {
+      if (n.inputs.size() != 2) return false;
+      auto it = n.small_constants.find(1);
+      if (it == n.small_constants.end()) return false;
+      axes = it->second;
+    }
+    if (axes.size() != 1) return false;
+    if (axes[0] == -1) return true;
+    const auto rank = n.input_rank(0);
+    return rank && *rank >= 1 && axes[0] == static_cast<double>(*rank - 1);
+  }
+
+  // Index of the operand of binary `node` other than `value` when it is a
+  // float constant of shape [c]; -1 otherwise.
+  int vector_operand(size_t node, const std::string& value, int64_t c) const {
+    const NodeSpec& n = spec_.nodes[node];
+    const size_t k = n.inputs[0] == value ? 1 : 0;
+    if (n.inputs[1 - k] != value || n.inputs[k] == value || !n.input_is_constant[k]) return -1;
+    auto shape = n.constant_shapes.find(k);
+    if (shape == n.constant_shapes.end() || shape->second != std::vector<int64_t>{c}) return -1;
+    return static_cast<int>(k);
+  }
+
+  LayerNormMatch::Param gamma_like(size_t node, int k) const {
+    const NodeSpec& n = spec_.nodes[node];
+    return {n.inputs[k], n.input_shapes[k], n.constant_shapes.at(k)};
   }
 
   bool is_clip_0_6(size_t node, const std::string& value) const {
@@ -226,6 +386,49 @@ std::vector<GeluMatch> gelu_matches(const PartitionSpec& spec) {
   return out;
 }
 
+std::vector<LayerNormMatch> layer_norm_matches(const PartitionSpec& spec) {
+  std::vector<LayerNormMatch> out;
+  std::set<size_t> used;
+  const Matcher m(spec);
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    LayerNormMatch l = m.layer_norm_form(i);
+    if (l.nodes.empty()) continue;
+    bool overlaps = false;
+    for (size_t k : l.nodes) overlaps |= used.count(k) > 0;
+    if (overlaps) continue;
+    used.insert(l.nodes.begin(), l.nodes.end());
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+// One LayerNormalization (axis -1) node; without gamma the scale input is
+// left empty, which build_layer_norm takes as no scale (ones), and without
+// beta no shift (zeros).
+NodeSpec layer_norm_node(const LayerNormMatch& l, const NodeSpec& last) {
+  NodeSpec n;
+  n.op_type = "LayerNormalization";
+  n.opset = 17;
+  n.name = last.name + " (LayerNorm written out)";
+  n.inputs = {l.x, "", ""};
+  n.input_dtypes = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_FLOAT, LOOM_DTYPE_FLOAT};
+  n.input_shapes = {l.x_shape, std::nullopt, std::nullopt};
+  n.input_is_constant = {false, false, false};
+  const std::optional<LayerNormMatch::Param>* params[2] = {&l.gamma, &l.beta};
+  for (size_t i = 0; i < 2; ++i) {
+    if (!*params[i]) continue;
+    n.inputs[i + 1] = (*params[i])->name;
+    n.input_shapes[i + 1] = (*params[i])->shape;
+    n.input_is_constant[i + 1] = true;
+    n.constant_shapes[i + 1] = (*params[i])->constant_shape;
+  }
+  n.ints["axis"] = -1;
+  n.floats["epsilon"] = static_cast<float>(l.epsilon);
+  n.outputs = {last.outputs[0]};
+  n.output_dtypes = {LOOM_DTYPE_FLOAT};
+  return n;
+}
+
 // Replaces each matched pattern by its new node (placed at the index of the
 // pattern's last node, which keeps the order topological) and drops the
 // pattern's other nodes.
@@ -258,6 +461,25 @@ void fuse_gelu_patterns(PartitionSpec& spec) {
     const size_t last = *std::max_element(g.nodes.begin(), g.nodes.end());
     replacement.emplace(last, gelu_node(spec.nodes[g.nodes.front()], g.x_input, spec.nodes[last]));
     removed.insert(g.nodes.begin(), g.nodes.end());
+  }
+  apply_rewrites(spec, replacement, removed);
+}
+
+std::vector<std::vector<size_t>> find_layer_norm_patterns(const PartitionSpec& spec) {
+  std::vector<std::vector<size_t>> out;
+  for (LayerNormMatch& l : layer_norm_matches(spec)) out.push_back(std::move(l.nodes));
+  return out;
+}
+
+void fuse_layer_norm_patterns(PartitionSpec& spec) {
+  std::map<size_t, NodeSpec> replacement;  // at the index of the pattern's last node
+  std::set<size_t> removed;
+  for (const LayerNormMatch& l : layer_norm_matches(spec)) {
+    // The result node depends on all the others, so it is last in the
+    // (topological) node order; x is read by the first ReduceMean.
+    const size_t last = *std::max_element(l.nodes.begin(), l.nodes.end());
+    replacement.emplace(last, layer_norm_node(l, spec.nodes[last]));
+    removed.insert(l.nodes.begin(), l.nodes.end());
   }
   apply_rewrites(spec, replacement, removed);
 }

@@ -32,4 +32,19 @@ void fuse_gelu_patterns(PartitionSpec& spec);
 // in one partition (Erf alone has no oneDNN algorithm).
 std::vector<std::vector<size_t>> find_gelu_patterns(const PartitionSpec& spec);
 
+// LayerNorm over the last axis written out with primitive ops, as torch /
+// ONNX exporters emit it: m = ReduceMean(x, [-1]); d = x - m;
+// y = d / Sqrt(ReduceMean(Pow(d, 2), [-1]) + eps) (or d * Reciprocal(...)),
+// optionally * gamma and + beta (constants of shape [C], C = x's known last
+// dim). Becomes one LayerNormalization node (axis -1, that epsilon; no scale
+// / shift where gamma / beta are absent). float32 only; ReduceMean axes must
+// be exactly the last one (-1, or rank-1 with a known rank) with keepdims.
+// Same conditions as above: every intermediate has its pattern consumers
+// only and is not a partition output.
+void fuse_layer_norm_patterns(PartitionSpec& spec);
+
+// The node indices of each such pattern: claim() claims ReduceMean only
+// inside one of these, with the whole pattern in one partition.
+std::vector<std::vector<size_t>> find_layer_norm_patterns(const PartitionSpec& spec);
+
 }  // namespace loom::onednn

@@ -48,20 +48,24 @@ size_t build_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
       n.fail(std::string(i == 1 ? "scale" : "bias") + " dims must equal the normalised input dims");
   const std::vector<int64_t> d2 = {outer, inner};
   const ValueId src = b.view(x, d2);
-  auto flags = normalization_flags::use_scale;
-  ValueId scale = b.view(b.value_of(n.inputs[1]), {inner});
-  std::optional<ValueId> shift;
+  // ONNX requires scale; the node pattern_fusion makes of a LayerNorm
+  // written out without gamma has none (scale 1).
+  auto flags = normalization_flags::none;
+  std::optional<ValueId> scale, shift;
+  if (n.has_input(1)) {
+    scale = b.view(b.value_of(n.inputs[1]), {inner});
+    flags = flags | normalization_flags::use_scale;
+  }
   if (n.has_input(2)) {
     shift = b.view(b.value_of(n.inputs[2]), {inner});
     flags = flags | normalization_flags::use_shift;
   }
-  if (element_count(b.dims(scale)) != inner) n.fail("scale must cover the normalised dims");
   dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, b.desc(src),
                                                n.attr_float("epsilon", 1e-5f), flags);
   dnnl::layer_normalization_forward::primitive_desc pd(desc, b.attr(), b.engine());
   const ValueId out = b.new_value(plain_desc(d), d, n.outputs[0]);
-  std::vector<std::pair<int, ValueId>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_SCALE, scale},
-                                               {DNNL_ARG_DST, b.alias(out, plain_desc(d2), d2)}};
+  std::vector<std::pair<int, ValueId>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, b.alias(out, plain_desc(d2), d2)}};
+  if (scale) args.emplace_back(DNNL_ARG_SCALE, *scale);
   if (shift) args.emplace_back(DNNL_ARG_SHIFT, *shift);
   // Statistics are outputs of the primitive even for inference.
   if (pd.mean_desc().get_size() > 0) {
