@@ -7,6 +7,20 @@
 
 namespace loom::onednn {
 
+namespace {
+
+// An input read only as an attribute-like parameter (Resize / Upsample roi,
+// scales, sizes, taken from the node snapshot), never as a tensor of a step:
+// it may be empty (an omitted roi / scales is often a 0-element initializer).
+bool parameter_only(const PartitionSpec& spec, const std::string& name) {
+  for (const NodeSpec& n : spec.nodes)
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (n.inputs[k] == name && !(k >= 1 && (n.op_type == "Resize" || n.op_type == "Upsample"))) return false;
+  return true;
+}
+
+}  // namespace
+
 Counters& counters() {
   static Counters c;
   return c;
@@ -32,9 +46,9 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
-  for (const auto& dims : key)
-    for (int64_t d : dims)
-      if (d == 0) throw sdk::Error("cpu_onednn: empty (zero-sized) inputs are not supported", LOOM_STATUS_NOT_IMPLEMENTED);
+  for (size_t i = 0; i < key.size(); ++i)
+    for (int64_t d : key[i])
+      if (d == 0 && !parameter_only(spec_, spec_.inputs[i])) throw sdk::Error("cpu_onednn: empty (zero-sized) inputs are not supported", LOOM_STATUS_NOT_IMPLEMENTED);
   std::shared_ptr<const Program> program = ProgramBuilder(engine_, spec_, ctx).build();
   ++counters().programs_built;
   cache_.emplace(std::move(key), program);

@@ -10,7 +10,8 @@ const char* const kAttributeNames[] = {
     "group", "dilations", "pads", "strides", "kernel_shape", "auto_pad", "output_padding",
     "output_shape", "ceil_mode", "count_include_pad", "storage_order", "p", "transA", "transB",
     "perm", "allowzero", "min", "max", "stash_type", "keepdims", "is_test", "consumed_inputs",
-    "broadcast", "legacy_cuda_hack"};
+    "broadcast", "legacy_cuda_hack", "mode", "coordinate_transformation_mode", "nearest_mode",
+    "cubic_coeff_a", "exclude_outside", "extrapolation_value"};
 
 constexpr int64_t kSmallConstantLimit = 64;
 

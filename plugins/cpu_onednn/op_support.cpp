@@ -4,6 +4,7 @@
 #include <set>
 
 #include "eltwise_ops.h"
+#include "resize_rules.h"
 
 namespace loom::onednn {
 namespace {
@@ -217,6 +218,16 @@ SupportVerdict check_concat(const NodeSpec& n) {
   return yes(OpRole::kCompute);
 }
 
+// Resize / Upsample: only where oneDNN's resampling equals ONNX exactly
+// (resize_rules.h); unknown dims are -1 and checked again when built.
+SupportVerdict check_resize(const NodeSpec& n) {
+  const auto r = n.input_rank(0);
+  if (!r || *r != 4) return no("only 4-D (NCHW) inputs of known rank are compiled");
+  std::vector<int64_t> out;
+  if (auto why = resize_mismatch(n, *n.input_shapes[0], &out); !why.empty()) return no(why);
+  return yes(OpRole::kCompute);
+}
+
 SupportVerdict check_reshape(const NodeSpec& n) {
   if (n.op_type == "Flatten") {
     if (!n.input_rank(0)) return no("rank must be known");
@@ -240,8 +251,9 @@ SupportVerdict check_transpose(const NodeSpec& n) {
 SupportVerdict check_support(const NodeSpec& n) {
   if (!n.domain.empty() && n.domain != "ai.onnx") return no("domain '" + n.domain + "'");
   const std::string& op = n.op_type;
-  // Data inputs are float; Reshape's shape and Clip's bounds are checked below.
-  const size_t float_inputs = (op == "Reshape") ? 1 : n.inputs.size();
+  // Data inputs are float; Reshape's shape, Resize's roi / scales / sizes and
+  // Clip's bounds are checked below.
+  const size_t float_inputs = (op == "Reshape" || op == "Resize" || op == "Upsample") ? 1 : n.inputs.size();
   if (!all_float(n, float_inputs)) return no("only float32 is compiled");
   if (!n.other_attrs.empty()) return no("attribute '" + n.other_attrs.front() + "' of an unhandled kind");
   if (n.input_shapes.empty() || !n.has_input(0)) return no("missing input");
@@ -259,6 +271,7 @@ SupportVerdict check_support(const NodeSpec& n) {
   if (op == "Concat") return check_concat(n);
   if (op == "Reshape" || op == "Flatten") return check_reshape(n);
   if (op == "Transpose") return check_transpose(n);
+  if (op == "Resize" || op == "Upsample") return check_resize(n);
   if (binary_algorithm_for(n)) return check_binary(n);
   // Element-wise ops work on any rank (checked against oneDNN's limit when built).
   if (eltwise_steps_for(n)) return yes(OpRole::kUnary);

@@ -27,6 +27,8 @@ OpBuilderFn op_builder_for(const std::string& op) {
       {"Reshape", build_reshape},
       {"Flatten", build_reshape},
       {"Transpose", build_transpose},
+      {"Resize", build_resize},
+      {"Upsample", build_resize},
   };
   auto it = table.find(op);
   if (it != table.end()) return it->second;

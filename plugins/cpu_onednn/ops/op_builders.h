@@ -27,6 +27,7 @@ size_t build_softmax(ProgramBuilder& b, const NodeSpec& n, const Chain& chain); 
 size_t build_concat(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // layout.cpp
 size_t build_reshape(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);         // layout.cpp
 size_t build_transpose(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);       // layout.cpp
+size_t build_resize(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // resampling.cpp
 
 // The builder for an op type (nullptr when none).
 using OpBuilderFn = size_t (*)(ProgramBuilder&, const NodeSpec&, const Chain&);
