@@ -77,7 +77,8 @@ class PlanBuilder {
 
  private:
   Expected<std::vector<size_t>> group_order() {
-    LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> nodes, graph_.topological_order());
+    LOOM_ASSIGN_OR_RETURN(node_order_, graph_.topological_order());
+    const std::vector<ir::Node*>& nodes = node_order_;
     std::unordered_map<std::string, size_t> producer_group;
     std::unordered_map<ir::NodeId, size_t> position;
     for (size_t i = 0; i < nodes.size(); ++i) {
@@ -268,8 +269,7 @@ class PlanBuilder {
     std::set<ir::NodeId> members(g.nodes.begin(), g.nodes.end());
     std::set<std::string> produced;
     std::vector<const ir::Node*> nodes;
-    LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph_.topological_order());
-    for (ir::Node* n : order)
+    for (ir::Node* n : node_order_)
       if (members.count(n->id)) {
         nodes.push_back(n);
         for (const std::string& o : n->outputs)
@@ -360,6 +360,7 @@ class PlanBuilder {
   const PlanOptions& options_;
   std::unique_ptr<ExecutionPlan> plan_;
   std::unordered_map<ir::NodeId, const LOOM_NodeView*> views_;
+  std::vector<ir::Node*> node_order_;  // topological, computed once by group_order()
   std::vector<int> memory_owner_;  // per memory kind: EP index owning it (-1 host)
   std::unordered_map<std::string, SlotId> value_slot_;
   std::map<std::pair<SlotId, size_t>, SlotId> copies_;
