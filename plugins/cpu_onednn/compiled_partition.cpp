@@ -26,8 +26,8 @@ Counters& counters() {
   return c;
 }
 
-OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, int threads)
-    : spec_(std::move(spec)), engine_(std::move(engine)), threads_(threads) {
+OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, EpOptions options)
+    : spec_(std::move(spec)), engine_(std::move(engine)), options_(options) {
   // Once per partition, before any program is planned from the spec.
   fuse_hardswish_patterns(spec_);
   fuse_gelu_patterns(spec_);
@@ -49,7 +49,7 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
   for (size_t i = 0; i < key.size(); ++i)
     for (int64_t d : key[i])
       if (d == 0 && !parameter_only(spec_, spec_.inputs[i])) throw sdk::Error("cpu_onednn: empty (zero-sized) inputs are not supported", LOOM_STATUS_NOT_IMPLEMENTED);
-  std::shared_ptr<const Program> program = ProgramBuilder(engine_, spec_, ctx).build();
+  std::shared_ptr<const Program> program = ProgramBuilder(engine_, spec_, ctx, options_).build();
   ++counters().programs_built;
   cache_.emplace(std::move(key), program);
   return program;
@@ -58,7 +58,7 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
 void OnednnPartition::compute(void*, sdk::KernelContext& ctx) {
   // oneDNN's OpenMP build sizes its parallel regions from the calling
   // thread's ICV; set it before creating and before executing primitives.
-  if (omp_get_max_threads() != threads_) omp_set_num_threads(threads_);
+  if (omp_get_max_threads() != options_.threads) omp_set_num_threads(options_.threads);
   ++counters().partition_runs;
   program_for(ctx)->execute(ctx);
 }

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ep_options.h"
 #include "loom/sdk.h"
 #include "partition_spec.h"
 #include "program.h"
@@ -23,13 +24,14 @@ namespace loom::onednn {
 struct Counters {
   std::atomic<uint64_t> programs_built{0};
   std::atomic<uint64_t> partition_runs{0};
+  std::atomic<uint64_t> winograd_convolutions{0};  // convolution steps built with Winograd
 };
 Counters& counters();
 
 class OnednnPartition : public sdk::CompiledPartition {
  public:
-  // threads: OpenMP threads for oneDNN calls from the computing thread.
-  OnednnPartition(PartitionSpec spec, dnnl::engine engine, int threads);
+  // options.threads: OpenMP threads for oneDNN calls from the computing thread.
+  OnednnPartition(PartitionSpec spec, dnnl::engine engine, EpOptions options);
   void compute(void* run_state, sdk::KernelContext& ctx) override;
 
  private:
@@ -37,7 +39,7 @@ class OnednnPartition : public sdk::CompiledPartition {
 
   PartitionSpec spec_;
   dnnl::engine engine_;
-  int threads_;
+  EpOptions options_;
   std::mutex mutex_;
   std::map<std::vector<std::vector<int64_t>>, std::shared_ptr<const Program>> cache_;
 };

@@ -2,13 +2,12 @@
 // with oneDNN primitives (see op_support.h) and compiles each set into a
 // shape-specialised program (see compiled_partition.h). What it does not
 // claim goes to the next provider in the priority list.
-#include <omp.h>
-
 #include <memory>
 #include <set>
 #include <sstream>
 
 #include "compiled_partition.h"
+#include "ep_options.h"
 #include "loom/sdk.h"
 #include "node_spec.h"
 #include "partition_grouping.h"
@@ -19,26 +18,9 @@ namespace {
 
 constexpr char kProvider[] = "cpu_onednn";
 
-int threads_from(const sdk::Options& options) {
-  for (const auto& [key, value] : options) {
-    if (key != "intra_op_threads") continue;
-    try {
-      size_t used = 0;
-      const int n = std::stoi(value, &used);
-      if (used != value.size() || n < 0) throw std::invalid_argument(value);
-      if (n > 0) return n;
-    } catch (const std::exception&) {
-      throw sdk::Error(std::string(kProvider) + ": option intra_op_threads must be a non-negative integer, got '" +
-                           value + "'",
-                       LOOM_STATUS_INVALID_ARGUMENT);
-    }
-  }
-  return omp_get_num_procs();
-}
-
 class OnednnEp : public sdk::Ep {
  public:
-  explicit OnednnEp(int threads) : engine_(dnnl::engine::kind::cpu, 0), threads_(threads) {}
+  explicit OnednnEp(EpOptions options) : engine_(dnnl::engine::kind::cpu, 0), options_(options) {}
 
   bool has_capability() const override { return true; }
 
@@ -110,19 +92,19 @@ class OnednnEp : public sdk::Ep {
   }
 
   std::unique_ptr<sdk::CompiledPartition> compile(const sdk::Graph& g) override {
-    return std::make_unique<OnednnPartition>(PartitionSpec::from(g), engine_, threads_);
+    return std::make_unique<OnednnPartition>(PartitionSpec::from(g), engine_, options_);
   }
 
  private:
   dnnl::engine engine_;
-  int threads_;
+  EpOptions options_;
 };
 
 class OnednnFactory : public sdk::EpFactory {
  public:
   OnednnFactory() : EpFactory(kProvider) {}
   std::unique_ptr<sdk::Ep> create_ep(size_t, const sdk::Options& options) override {
-    return std::make_unique<OnednnEp>(threads_from(options));
+    return std::make_unique<OnednnEp>(parse_ep_options(options));
   }
 };
 
@@ -138,6 +120,10 @@ std::unique_ptr<sdk::Plugin> create_plugin() {
 LOOM_SDK_DEFINE_PLUGIN("cpu_onednn", "0.1.0", loom::onednn::create_plugin)
 
 // Counters for tests: programs built (one per partition and input-shape
-// tuple) and partition computes, since the plugin was loaded.
+// tuple), partition computes and Winograd convolutions built, since the
+// plugin was loaded.
 LOOM_EXPORT uint64_t loom_cpu_onednn_programs_built() { return loom::onednn::counters().programs_built.load(); }
 LOOM_EXPORT uint64_t loom_cpu_onednn_partition_runs() { return loom::onednn::counters().partition_runs.load(); }
+LOOM_EXPORT uint64_t loom_cpu_onednn_winograd_convolutions() {
+  return loom::onednn::counters().winograd_convolutions.load();
+}

@@ -33,8 +33,9 @@ int64_t element_count(const std::vector<int64_t>& dims) {
   return n;
 }
 
-ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx)
-    : engine_(engine), spec_(spec), ctx_(ctx) {
+ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx,
+                               const EpOptions& options)
+    : engine_(engine), spec_(spec), ctx_(ctx), options_(options) {
   for (size_t i = 0; i < spec.outputs.size(); ++i) outputs_[spec.outputs[i]] = i;
   built_.assign(spec.nodes.size(), false);
   for (size_t i = 0; i < spec.nodes.size(); ++i)

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ep_options.h"
 #include "partition_spec.h"
 #include "program.h"
 
@@ -23,9 +24,11 @@ int64_t element_count(const std::vector<int64_t>& dims);
 
 class ProgramBuilder {
  public:
-  ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx);
+  ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx,
+                 const EpOptions& options);
 
   std::shared_ptr<Program> build();
+  const EpOptions& options() const { return options_; }
 
   // --- values ---
   bool defined(const std::string& name) const { return names_.count(name) > 0; }
@@ -88,6 +91,7 @@ class ProgramBuilder {
   dnnl::engine engine_;
   const PartitionSpec& spec_;
   sdk::KernelContext& ctx_;
+  EpOptions options_;
   std::map<std::string, size_t> outputs_;  // partition output name -> index
   std::set<size_t> output_taken_;
   std::map<std::string, ValueId> names_;

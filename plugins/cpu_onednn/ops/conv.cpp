@@ -2,6 +2,7 @@
 // oneDNN (format_tag::any), weights packed once, bias and post-op chains.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "compiled_partition.h"
 #include "ops/op_builders.h"
 #include "ops/post_ops.h"
 #include "ops/window.h"
@@ -82,6 +83,14 @@ ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std
   return s;
 }
 
+// Winograd F(4x4, 3x3) is oneDNN's for 3x3, stride-1, undilated, ungrouped
+// 2-D convolutions (it declines shapes it has no kernel for).
+bool winograd_applies(const ProgramBuilder& b, const ConvShape& s) {
+  const Window& w = s.window;
+  return b.options().winograd && s.group == 1 && w.kernel == std::vector<int64_t>{3, 3} &&
+         w.strides == std::vector<int64_t>{1, 1} && w.dilations == std::vector<int64_t>{1, 1};
+}
+
 template <class Primitive>
 size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool transposed) {
   const ValueId x = b.value_of(n.inputs[0]);
@@ -99,9 +108,9 @@ size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool tran
   // (ref_deconvolution_fwd_t), ~100x slower than standalone binary / eltwise
   // primitives (PP-OCR det: 184 ms vs 2 ms for a 24-channel 2x upsampling).
   auto ops = transposed ? std::vector<PostOp>{} : plan_post_ops(b, chain, n.outputs[0], s.dst_dims, true);
-  const dnnl::algorithm alg = transposed ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct;
+  const dnnl::algorithm direct = transposed ? dnnl::algorithm::deconvolution_direct : dnnl::algorithm::convolution_direct;
   using PD = typename Primitive::primitive_desc;
-  auto make_pd = [&](const memory::desc& dst, size_t& used) {
+  auto make_pd = [&](const memory::desc& dst, size_t& used, dnnl::algorithm alg) {
     return create_with_post_ops<PD>(b, ops, used, dst, [&](const dnnl::primitive_attr& attr, const memory::desc& out) {
       const memory::desc src = any_desc(b.dims(x)), wei = any_desc(b.dims(wv));
       const auto& win = s.window;
@@ -115,20 +124,38 @@ size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool tran
       return PD(d, attr, b.engine());
     });
   };
+  // oneDNN picks the destination layout; a residual that can be accumulated
+  // in place but sits in another blocked layout is asked for as dst rather
+  // than converted. Plain residuals are left alone (a plain dst slows the
+  // convolution more than one reorder costs).
+  auto choose = [&](dnnl::algorithm alg, size_t& used) {
+    PD pd = make_pd(any_desc(s.dst_dims), used, alg);
+    if (auto want = in_place_sum_desc(b, ops, used);
+        want && *want != pd.dst_desc() && *want != plain_desc(s.dst_dims) && want->dims() == s.dst_dims) {
+      try {
+        size_t used_in_place = 0;
+        PD in_place = make_pd(*want, used_in_place, alg);
+        if (used_in_place == used) pd = in_place;
+      } catch (const dnnl::error&) {
+        // Keep the oneDNN-chosen layout and copy the residual.
+      }
+    }
+    return pd;
+  };
   size_t used = 0;
-  PD pd = make_pd(any_desc(s.dst_dims), used);
-  // A residual that can be accumulated in place but sits in another blocked
-  // layout: ask for that layout as dst rather than converting the residual.
-  // Plain residuals are left alone (a plain dst slows the convolution more
-  // than one reorder costs).
-  if (auto want = in_place_sum_desc(b, ops, used);
-      want && *want != pd.dst_desc() && *want != plain_desc(s.dst_dims) && want->dims() == s.dst_dims) {
+  PD pd = choose(direct, used);
+  if (!transposed && winograd_applies(b, s)) {
+    // Only with all the post-ops direct fuses: a Winograd primitive that
+    // leaves some to separate steps is not worth it.
     try {
-      size_t used_in_place = 0;
-      PD in_place = make_pd(*want, used_in_place);
-      if (used_in_place == used) pd = in_place;
+      size_t used_winograd = 0;
+      PD winograd = choose(dnnl::algorithm::convolution_winograd, used_winograd);
+      if (used_winograd == used) {
+        pd = winograd;
+        ++counters().winograd_convolutions;
+      }
     } catch (const dnnl::error&) {
-      // Keep the oneDNN-chosen layout and copy the residual.
+      // oneDNN has no Winograd kernel for this shape or CPU: stay direct.
     }
   }
   std::vector<std::pair<int, ValueId>> args = {{DNNL_ARG_SRC, b.require(x, pd.src_desc())},

@@ -127,16 +127,20 @@ TEST(OnednnPartition, ConcurrentRunsFromFourThreads) {
   }
 }
 
-TEST(OnednnPartition, BadThreadOptionIsAClearError) {
-  Config c;
-  c.providers = {"cpu_onednn"};
-  c.fallback = FallbackPolicy::kDeny;  // a provider that fails to start is then an error
-  c.provider_options["cpu_onednn"]["intra_op_threads"] = "many";
-  auto env = testing::make_env(c);
-  ASSERT_TRUE(env);
-  auto s = Session::create_from_bytes(env, residual_block(1));
-  ASSERT_FALSE(s.has_value());
-  EXPECT_NE(s.status().message().find("intra_op_threads"), std::string::npos) << s.status().message();
+TEST(OnednnPartition, BadOptionsAreClearErrors) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"intra_op_threads", "many"}, {"intra_op_threads", "-2"}, {"winograd", "maybe"}, {"no_such_option", "1"}};
+  for (const auto& [key, value] : bad) {
+    Config c;
+    c.providers = {"cpu_onednn"};
+    c.fallback = FallbackPolicy::kDeny;  // a provider that fails to start is then an error
+    c.provider_options["cpu_onednn"][key] = value;
+    auto env = testing::make_env(c);
+    ASSERT_TRUE(env);
+    auto s = Session::create_from_bytes(env, residual_block(1));
+    ASSERT_FALSE(s.has_value()) << key << "=" << value;
+    EXPECT_NE(s.status().message().find(key), std::string::npos) << s.status().message();
+  }
 }
 
 TEST(OnednnPartition, ShapeRejectedAtRunTimeNamesTheNode) {
