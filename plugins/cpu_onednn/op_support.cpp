@@ -41,8 +41,10 @@ std::string check_window_2d(const NodeSpec& n) {
 }
 
 SupportVerdict check_conv(const NodeSpec& n) {
-  if (!rank_is(n, 0, 4)) return no("only 2-D convolutions (rank-4 input) are compiled");
-  if (!rank_is(n, 1, 4)) return no("weights must be rank 4");
+  // ONNX gives X and W one rank, so rank-4 weights make an input of unknown
+  // rank (lost by shape inference after a computed Reshape) a 2-D conv too.
+  if (!rank_is(n, 1, 4)) return no("only 2-D convolutions (rank-4 weights) are compiled");
+  if (n.input_rank(0) && !rank_is(n, 0, 4)) return no("only 2-D convolutions (rank-4 input) are compiled");
   if (n.has_input(2) && !rank_is(n, 2, 1)) return no("bias must be rank 1");
   if (auto e = check_window_2d(n); !e.empty()) return no(e);
   if (n.attr_int("group", 1) < 1) return no("group must be positive");
@@ -137,22 +139,13 @@ SupportVerdict check_binary(const NodeSpec& n) {
 }
 
 SupportVerdict check_softmax(const NodeSpec& n) {
+  // The builder handles any rank and axis (before opset 13 as a softmax over
+  // the 2-D view at axis), checking the axis against the rank it sees.
   const auto r = n.input_rank(0);
-  if (!r) {
-    // The builder handles any rank and any single axis (checked in range at
-    // build time). Before opset 13 only the last axis is a single-axis
-    // softmax, and without the rank only axis -1 is known to be last.
-    if (n.opset < 13 && n.attr_int("axis", 1) != -1) return no("opset < 13 Softmax needs a known rank unless axis is -1");
-    return yes(OpRole::kCompute);
-  }
-  if (*r < 1) return no("rank must be known");
+  if (!r) return yes(OpRole::kCompute);
   const int64_t rank = static_cast<int64_t>(*r);
-  int64_t axis = n.attr_int("axis", n.opset >= 13 ? -1 : 1);
-  if (axis < -rank || axis >= rank) return no("axis out of range");
-  if (axis < 0) axis += rank;
-  // Before opset 13 Softmax flattens to 2-D at axis: the same as a softmax
-  // over one axis only when that axis is the last.
-  if (n.opset < 13 && axis != rank - 1) return no("opset < 13 Softmax over more than the last axis");
+  const int64_t axis = n.attr_int("axis", n.opset >= 13 ? -1 : 1);
+  if (rank > 0 && (axis < -rank || axis >= rank)) return no("axis out of range");
   return yes(OpRole::kCompute);
 }
 

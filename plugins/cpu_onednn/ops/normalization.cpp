@@ -83,13 +83,27 @@ size_t build_softmax(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   const int64_t rank = static_cast<int64_t>(d.size());
   int64_t axis = n.attr_int("axis", n.opset >= 13 ? -1 : 1);
   if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) n.fail("axis out of range");
-  if (n.opset < 13 && axis != rank - 1) n.fail("opset < 13 Softmax over more than the last axis");
-  const ValueId src = rank == 0 ? b.view(x, {1}) : x;
-  dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, b.desc(src), static_cast<int>(rank == 0 ? 0 : axis));
+  if (rank > 0 && (axis < 0 || axis >= rank)) n.fail("axis " + std::to_string(n.attr_int("axis", 1)) + " out of range for rank " + std::to_string(rank));
+  // Before opset 13 Softmax flattens the input to 2-D at `axis` and
+  // normalises each row: one softmax over axis 1 of that view. From 13 on
+  // it normalises along `axis` alone.
+  std::vector<int64_t> shape = d;
+  int softmax_axis = static_cast<int>(axis);
+  if (rank == 0) {
+    shape = {1};
+    softmax_axis = 0;
+  } else if (n.opset < 13) {
+    int64_t outer = 1, inner = 1;
+    for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) *= d[static_cast<size_t>(i)];
+    shape = {outer, inner};
+    softmax_axis = 1;
+  }
+  const ValueId src = shape == d ? x : b.view(x, shape);
+  dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, b.desc(src), softmax_axis);
   dnnl::softmax_forward::primitive_desc pd(desc, b.attr(), b.engine());
   const ValueId out = b.new_value(plain_desc(d), d, n.outputs[0]);
-  b.add_step(dnnl::softmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, out}}, pd.scratchpad_desc(), n.label());
+  const ValueId dst = shape == d ? out : b.view(out, shape);
+  b.add_step(dnnl::softmax_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, pd.scratchpad_desc(), n.label());
   b.define(n.outputs[0], out);
   return 0;
 }

@@ -91,7 +91,7 @@ TEST(OnednnLayerNorm, AxesAndOptionalBias) {
   }
 }
 
-TEST(OnednnSoftmax, Opset13AxesAndOlderLastAxis) {
+TEST(OnednnSoftmax, Opset13NormalisesOneAxis) {
   for (int64_t axis : {-1, 0, 1, 2}) {
     testing::ModelBuilder m(13);
     m.input("x", kFloat, {3, 4, 5});
@@ -99,11 +99,21 @@ TEST(OnednnSoftmax, Opset13AxesAndOlderLastAxis) {
     m.output("y", kFloat, {});
     expect_matches_reference(m.bytes(), {{"x", random_tensor({3, 4, 5}, 8, -5.f, 5.f)}}, {}, "axis " + std::to_string(axis));
   }
-  testing::ModelBuilder m(11);
-  m.input("x", kFloat, {2, 3, 6});
-  testing::add_int_attr(m.node("Softmax", {"x"}, {"y"}), "axis", 2);
-  m.output("y", kFloat, {});
-  expect_matches_reference(m.bytes(), {{"x", random_tensor({2, 3, 6}, 9)}}, {}, "opset 11");
+}
+
+TEST(OnednnSoftmax, BeforeOpset13NormalisesTheFlattenedTail) {
+  // Opsets 1-12 flatten to 2-D at axis: axis 1 of [2, 3, 6] normalises
+  // over 18 values per batch row, not over the 3 of axis 1.
+  for (int opset : {9, 11}) {
+    for (int64_t axis : {0, 1, 2, -1, -2}) {
+      testing::ModelBuilder m(opset);
+      m.input("x", kFloat, {2, 3, 6});
+      testing::add_int_attr(m.node("Softmax", {"x"}, {"y"}), "axis", axis);
+      m.output("y", kFloat, {});
+      expect_matches_reference(m.bytes(), {{"x", random_tensor({2, 3, 6}, 9, -4.f, 4.f)}}, {},
+                               "opset " + std::to_string(opset) + " axis " + std::to_string(axis));
+    }
+  }
 }
 
 }  // namespace

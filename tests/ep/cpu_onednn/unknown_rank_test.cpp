@@ -160,8 +160,29 @@ TEST(OnednnUnknownRank, ShapesTheBuilderCannotHandleFailClearly) {
   }
 }
 
-TEST(OnednnUnknownRank, OldSoftmaxNeedsAKnownRankUnlessItsAxisIsLast) {
-  for (int64_t axis : {1, -1}) {
+TEST(OnednnUnknownRank, ConvWithRank4WeightsIsClaimed) {
+  // A 1x3 convolution after a computed reshape, as in PP-OCR rec's neck.
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {});
+  random_weights(m, "w", {6, 4, 1, 3}, 3, 12);
+  add_ints_attr(m.node("Conv", {"x", "w"}, {"c"}), "pads", {0, 1, 0, 1});
+  m.node("Relu", {"c"}, {"y"});
+  m.output("y", kFloat, {});
+  const std::string model = without_shapes(m);
+  auto s = make_session(environment({"cpu_onednn", "reference"}, FallbackPolicy::kAllow), model);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->placement().nodes.at(0).provider, "cpu_onednn");
+  expect_matches_reference(model, {{"x", random_tensor({1, 4, 5, 7}, 4)}});
+  // An input whose rank contradicts the weights fails with the node named.
+  auto bad = s->run({{"x", random_tensor({4, 5, 7}, 5)}});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.status().message().find("rank-4"), std::string::npos) << bad.status().message();
+}
+
+TEST(OnednnUnknownRank, OldSoftmaxIsClaimedForAnyAxis) {
+  // The axis is checked against the rank the program is built for: an axis
+  // beyond it is a clear run-time error, not a crash.
+  for (int64_t axis : {1, 2, -1}) {
     testing::ModelBuilder m(11);
     m.input("x", kFloat, {});
     testing::add_int_attr(m.node("Softmax", {"x"}, {"y"}), "axis", axis);
@@ -169,8 +190,15 @@ TEST(OnednnUnknownRank, OldSoftmaxNeedsAKnownRankUnlessItsAxisIsLast) {
     const std::string model = without_shapes(m);
     auto s = make_session(environment({"cpu_onednn", "reference"}, FallbackPolicy::kAllow), model);
     ASSERT_TRUE(s);
-    EXPECT_EQ(s->placement().nodes.at(0).provider, axis == -1 ? "cpu_onednn" : "reference") << "axis " << axis;
-    if (axis == -1) expect_matches_reference(model, {{"x", random_tensor({2, 3, 5}, 1)}}, {}, "opset 11 axis -1");
+    EXPECT_EQ(s->placement().nodes.at(0).provider, "cpu_onednn") << "axis " << axis;
+    expect_matches_reference(model, {{"x", random_tensor({2, 3, 5}, 1)}}, {}, "opset 11 axis " + std::to_string(axis));
+    auto bad = s->run({{"x", random_tensor({4}, 2)}});
+    if (axis != -1) {  // rank 1 has axis 0 only
+      ASSERT_FALSE(bad.has_value());
+      EXPECT_NE(bad.status().message().find("axis"), std::string::npos) << bad.status().message();
+    } else {
+      EXPECT_TRUE(bad.has_value()) << bad.status().message();
+    }
   }
 }
 
