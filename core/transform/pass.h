@@ -37,5 +37,6 @@ std::unique_ptr<Pass> make_gradient_lowering();
 std::unique_ptr<Pass> make_constant_folding();
 std::unique_ptr<Pass> make_identity_elimination();
 std::unique_ptr<Pass> make_dead_code_elimination();
+std::unique_ptr<Pass> make_reshape_shape_folding();
 
 }  // namespace loom::transform

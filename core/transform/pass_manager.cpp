@@ -15,6 +15,7 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   std::vector<std::unique_ptr<Pass>> p;
   p.push_back(make_gradient_lowering());
   p.push_back(make_constant_folding());
+  p.push_back(make_reshape_shape_folding());
   p.push_back(make_identity_elimination());
   p.push_back(make_dead_code_elimination());
   return p;

@@ -44,6 +44,16 @@ class ModelBuilder {
     for (float v : values) t->add_float_data(v);
     return *this;
   }
+  // An int64 initializer; `dims` empty makes a scalar.
+  ModelBuilder& int64_initializer(const std::string& name, const std::vector<int64_t>& dims,
+                                  const std::vector<int64_t>& values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(::onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+    return *this;
+  }
   ::onnx::NodeProto& node(const std::string& op_type, std::initializer_list<std::string> inputs,
                           std::initializer_list<std::string> outputs, const std::string& name = "",
                           const std::string& domain = "") {

@@ -1,0 +1,59 @@
+// GraphPatch: the one way passes edit a graph. Edits are staged (new nodes,
+// removed nodes, rewired inputs, new initializers, redirected uses) and
+// applied by commit() only if the graph that would result is well formed:
+// every value read is defined exactly once, graph outputs are still
+// produced, and there is no cycle. A rejected patch leaves the graph exactly
+// as it was, so a rewrite is never half applied.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace loom::transform {
+
+class GraphPatch {
+ public:
+  // `why` names the rewrite in error messages ("shape_chain_folding at 'n'").
+  GraphPatch(ir::Graph& graph, std::string why);
+
+  // A name no value of the graph (or of an earlier staged edit) uses,
+  // derived from `hint`.
+  std::string fresh_name(const std::string& hint);
+  // Stages a new initializer under a fresh name derived from `hint`; returns the name.
+  std::string add_initializer(const std::string& hint, Tensor value);
+  // Stages a new node (its id is assigned on commit).
+  void add_node(ir::Node node);
+  // Stages removing a node of the graph.
+  void remove_node(ir::NodeId id);
+  // Stages setting input `index` of an existing node to `value`.
+  void set_input(ir::NodeId id, size_t index, std::string value);
+  // Stages replacing every read of `from` (node inputs, subgraph captures
+  // are not rewritten: such a patch is rejected) and graph outputs named
+  // `from` by `to`. Graph outputs keep their name: the producer of `to` is
+  // renamed to produce `from` instead when `from` is a graph output.
+  void replace_uses(const std::string& from, const std::string& to);
+  // Records the static type of a value the patch creates.
+  void set_type(const std::string& value, ir::ValueType type);
+
+  bool empty() const;
+  // Validates and applies. On error nothing changed.
+  Status commit();
+
+ private:
+  ir::Graph& graph_;
+  std::string why_;
+  std::vector<ir::Node> added_;
+  std::set<ir::NodeId> removed_;
+  std::map<ir::NodeId, std::map<size_t, std::string>> inputs_set_;
+  std::vector<std::pair<std::string, std::string>> replaced_;
+  std::map<std::string, Tensor> initializers_;
+  std::map<std::string, ir::ValueType> types_;
+  std::set<std::string> names_taken_;  // node outputs (indexed on first use) and names handed out
+  bool names_indexed_ = false;
+};
+
+}  // namespace loom::transform
