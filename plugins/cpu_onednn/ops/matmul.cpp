@@ -26,13 +26,47 @@ struct MatmulOperands {
   ValueId src, weights;
   std::optional<ValueId> bias;
   std::vector<int64_t> mm_dims, onnx_dims;  // dst as oneDNN sees it / as ONNX defines it
+  // The batch dims are folded into the rows: mm_dims is {rows, N} for an
+  // ONNX result of onnx_dims (same element order).
+  bool rows_folded = false;
 };
+
+// Operand `v` of a post-op on an ONNX result of dims `onnx` (rank >= 3)
+// folded to {rows, N}: a view of {1 or rows, 1 or N}, or nullopt when its
+// broadcast does not survive the folding (it varies along some batch dims only).
+std::optional<ValueId> fold_rows(ProgramBuilder& b, ValueId v, const std::vector<int64_t>& onnx, int64_t rows) {
+  std::vector<int64_t> d = b.dims(v);
+  if (d.size() > onnx.size()) return std::nullopt;
+  d.insert(d.begin(), onnx.size() - d.size(), 1);
+  bool all_ones = true, all_full = true;
+  for (size_t i = 0; i + 1 < onnx.size(); ++i) {
+    all_ones &= d[i] == 1;
+    all_full &= d[i] == onnx[i];
+  }
+  if (!all_ones && !all_full) return std::nullopt;
+  return b.view(v, {all_ones ? 1 : rows, d.back()});
+}
 
 size_t emit(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, const MatmulOperands& m) {
   // Post-ops are planned on ONNX dims; with 1-D operands those differ from
-  // the primitive's dims, and the chain is then built standalone.
+  // the primitive's dims, and the chain is then built standalone. With the
+  // batch folded into rows, each operand is folded too, and the chain stops
+  // at the first that cannot be.
   const bool same_dims = m.mm_dims == m.onnx_dims;
-  auto ops = same_dims ? plan_post_ops(b, chain, n.outputs[0], m.mm_dims, true) : std::vector<PostOp>{};
+  auto ops = same_dims || m.rows_folded ? plan_post_ops(b, chain, n.outputs[0], m.onnx_dims, true) : std::vector<PostOp>{};
+  if (m.rows_folded) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind == PostOp::kEltwise) continue;
+      std::optional<ValueId> folded = fold_rows(b, ops[i].operand, m.onnx_dims, m.mm_dims[0]);
+      if (!folded) {
+        const size_t cut = ops[i].node_index;
+        while (!ops.empty() && ops.back().node_index >= cut) ops.pop_back();
+        break;
+      }
+      ops[i].operand = *folded;
+      ops[i].operand_desc = b.desc(*folded);
+    }
+  }
   const bool pack_weights = b.is_constant(m.weights);
   size_t used = 0;
   const memory::desc dst_desc = plain_desc(m.mm_dims);
@@ -47,10 +81,16 @@ size_t emit(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, const Matm
     dnnl::matmul::desc d(b.desc(m.src), wei, dst);
     return dnnl::matmul::primitive_desc(d, attr, b.engine());
   });
-  const ValueId out = same_dims ? sum_destination(b, ops, used, plain_desc(m.onnx_dims), m.onnx_dims,
-                                                  result_name(n, chain, ops, used))
-                                : b.new_value(plain_desc(m.onnx_dims), m.onnx_dims, result_name(n, chain, ops, used));
-  const ValueId dst = same_dims ? out : b.alias(out, plain_desc(m.mm_dims), m.mm_dims);
+  ValueId out, dst;
+  if (same_dims) {
+    out = dst = sum_destination(b, ops, used, dst_desc, m.mm_dims, result_name(n, chain, ops, used));
+  } else if (m.rows_folded) {
+    dst = sum_destination(b, ops, used, dst_desc, m.mm_dims, result_name(n, chain, ops, used));
+    out = b.alias(dst, plain_desc(m.onnx_dims), m.onnx_dims);
+  } else {
+    out = b.new_value(plain_desc(m.onnx_dims), m.onnx_dims, result_name(n, chain, ops, used));
+    dst = b.alias(out, plain_desc(m.mm_dims), m.mm_dims);
+  }
   std::vector<std::pair<int, ValueId>> args = {{DNNL_ARG_SRC, b.require(m.src, pd.src_desc())},
                                                {DNNL_ARG_WEIGHTS, b.require(m.weights, pd.weights_desc())},
                                                {DNNL_ARG_DST, dst}};
@@ -88,6 +128,21 @@ size_t build_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
   m.onnx_dims = batch;
   if (!a_vector) m.onnx_dims.push_back(da[rank - 2]);
   if (!w_vector) m.onnx_dims.push_back(dw[rank - 1]);
+  // Constant weights without batch dims: fold the batch into rows. oneDNN
+  // 2.6 packs weights (format any) only for 2-D matmuls; plain weights are
+  // repacked inside every execution (BERT-base's 768x3072 layers: 75 vs
+  // 116 GFLOP/s on one core).
+  bool weight_batch = false;
+  for (size_t i = 0; i + 2 < rank; ++i) weight_batch |= dw[i] != 1;
+  if (rank > 2 && !weight_batch && !w_vector && b.is_constant(w)) {
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < rank; ++i) rows *= da[i];
+    m.rows_folded = true;
+    m.mm_dims = {rows, dw[rank - 1]};
+    m.src = b.view(a, {rows, da[rank - 1]});
+    m.weights = b.view(w, {dw[rank - 2], dw[rank - 1]});
+    return emit(b, n, chain, m);
+  }
   m.src = b.view(a, da);
   m.weights = b.view(w, dw);
   return emit(b, n, chain, m);

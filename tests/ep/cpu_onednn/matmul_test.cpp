@@ -47,6 +47,29 @@ TEST(OnednnMatMul, BiasAndActivationChainFuse) {
   expect_matches_reference(m.bytes(), {{"x", random_tensor({2, 8, 16}, 4)}});
 }
 
+TEST(OnednnMatMul, BatchFoldedIntoRowsKeepsEveryBroadcast) {
+  // Constant 2-D weights under a rank-4 input: the batch folds into rows and
+  // each post-op operand must fold with it: a per-column bias, a full-shape
+  // residual, a per-row-of-batch scale ([2,1,1,N] varies along batch only:
+  // not foldable, so the chain stops there) and a scalar.
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {2, 3, 4, 16});
+  m.input("r", kFloat, {2, 3, 4, 8});
+  m.input("s", kFloat, {2, 1, 1, 8});
+  random_weights(m, "w", {16, 8}, 1, 16);
+  random_weights(m, "bias", {8}, 2);
+  m.float_initializer("half", {}, {0.5f});
+  m.node("MatMul", {"x", "w"}, {"h"});
+  m.node("Add", {"h", "bias"}, {"hb"});
+  m.node("Add", {"hb", "r"}, {"hr"});
+  m.node("Mul", {"hr", "half"}, {"hh"});
+  m.node("Mul", {"hh", "s"}, {"y"});
+  m.output("y", kFloat, {});
+  expect_matches_reference(m.bytes(), {{"x", random_tensor({2, 3, 4, 16}, 5)},
+                                       {"r", random_tensor({2, 3, 4, 8}, 6)},
+                                       {"s", random_tensor({2, 1, 1, 8}, 7)}});
+}
+
 struct GemmCase {
   int64_t m, k, n;
   bool trans_a, trans_b;
