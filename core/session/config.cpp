@@ -60,6 +60,12 @@ class ConfigReader {
       } else if (key == "optimization_level") {
         LOOM_ASSIGN_OR_RETURN(int i, read_enum(key, value, kOptimizationNames));
         config.optimization_level = static_cast<OptimizationLevel>(i);
+      } else if (key == "disabled_passes") {
+        LOOM_RETURN_IF_ERROR(read_string_list(key, value, config.disabled_passes));
+      } else if (key == "stop_after_pass") {
+        if (!value.is_number_integer() || value.get<int64_t>() < -1 || value.get<int64_t>() > 1000000)
+          return error(key, "expected an integer >= -1, got " + describe(value));
+        config.stop_after_pass = value.get<int>();
       } else if (key == "threads") {
         LOOM_RETURN_IF_ERROR(read_threads(key, value, config));
       } else if (key == "log_level") {
@@ -249,6 +255,8 @@ std::string Config::to_json() const {
   }
   j["fallback"] = fallback_policy_name(fallback);
   j["optimization_level"] = optimization_level_name(optimization_level);
+  j["disabled_passes"] = disabled_passes;
+  j["stop_after_pass"] = stop_after_pass;
   j["threads"] = {{"intra_op", intra_op_threads}, {"inter_op", inter_op_threads}};
   j["log_level"] = log_level;
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);

@@ -143,7 +143,11 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
       ctx.evaluate = session::make_node_evaluator(*ep);
       break;
     }
-  LOOM_RETURN_IF_ERROR(transform::optimize(*graph, env->config().optimization_level, ctx).with_context(model_name));
+  transform::OptimizeOptions optimize_options;
+  optimize_options.level = env->config().optimization_level;
+  optimize_options.disabled.insert(env->config().disabled_passes.begin(), env->config().disabled_passes.end());
+  optimize_options.stop_after_pass = env->config().stop_after_pass;
+  LOOM_RETURN_IF_ERROR(transform::optimize(*graph, optimize_options, ctx).with_context(model_name));
 
   partition_inputs.eps = eps;
   partition_inputs.priority_count = priority_count;

@@ -1,6 +1,7 @@
 #include "transform/pass_manager.h"
 
 #include <chrono>
+#include <map>
 
 #include "base/logging.h"
 
@@ -23,23 +24,59 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
 
 }  // namespace
 
-Status optimize(ir::Graph& graph, OptimizationLevel level, PassContext& ctx) {
+std::vector<std::pair<std::string, OptimizationLevel>> pass_names() {
+  std::vector<std::pair<std::string, OptimizationLevel>> names;
+  for (const auto& p : all_passes()) names.emplace_back(p->name(), p->level());
+  return names;
+}
+
+Status optimize(ir::Graph& graph, const OptimizeOptions& options, PassContext& ctx, std::vector<PassRun>* runs) {
   std::vector<std::unique_ptr<Pass>> passes = all_passes();
-  for (int round = 0; round < kMaxRounds; ++round) {
+  for (const std::string& d : options.disabled) {
+    bool known = false;
+    std::string names;
+    for (const auto& p : passes) {
+      known |= p->name() == d;
+      if (p->level() != OptimizationLevel::kDisabled) names += (names.empty() ? "" : ", ") + p->name();
+    }
+    if (!known) return invalid_argument("disabled_passes: unknown pass '" + d + "' (passes: " + names + ")");
+  }
+  int number = 0;
+  std::map<std::string, std::pair<double, int>> totals;  // pass -> (ms, runs that changed the graph)
+  bool stopped = false;
+  for (int round = 0; round < kMaxRounds && !stopped; ++round) {
     bool any = false;
     for (auto& pass : passes) {
-      if (static_cast<int>(pass->level()) > static_cast<int>(level)) continue;
+      const bool lowering = pass->level() == OptimizationLevel::kDisabled;
+      if (!lowering && (static_cast<int>(pass->level()) > static_cast<int>(options.level) ||
+                        options.disabled.count(pass->name())))
+        continue;
+      if (!lowering && options.stop_after_pass >= 0 && number >= options.stop_after_pass) {
+        if (!stopped)
+          log::logger()->info("{}: optimization stopped after pass run {} (stop_after_pass)", ctx.model_name, number);
+        stopped = true;
+        continue;
+      }
+      PassRun run;
+      run.number = lowering ? 0 : ++number;
+      run.pass = pass->name();
+      run.round = round;
       const auto start = std::chrono::steady_clock::now();
-      bool changed = false;
-      Status st = pass->run(graph, ctx, &changed);
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      log::logger()->debug("{}: pass {} round {}: {} in {:.2f} ms", ctx.model_name, pass->name(), round,
-                           changed ? "changed the graph" : "no change", ms);
-      if (!st) return st.with_context("pass " + pass->name());
-      any = any || changed;
+      Status st = pass->run(graph, ctx, &run.changed);
+      run.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      log::logger()->debug("{}: pass run {} {} (round {}): {} in {:.2f} ms", ctx.model_name, run.number, run.pass,
+                           round, run.changed ? "changed the graph" : "no change", run.ms);
+      if (!st) return st.with_context("pass " + pass->name() + " (run " + std::to_string(run.number) + ")");
+      totals[run.pass].first += run.ms;
+      totals[run.pass].second += run.changed;
+      any = any || run.changed;
+      if (runs) runs->push_back(run);
     }
     if (!any) break;
   }
+  for (const auto& [name, t] : totals)
+    log::logger()->info("{}: pass {}: {:.2f} ms, changed the graph in {} round(s)", ctx.model_name, name, t.first,
+                        t.second);
   return Status::ok();
 }
 

@@ -33,6 +33,13 @@ struct Config {
   std::map<std::string, std::map<std::string, std::string>> provider_options;
   FallbackPolicy fallback = FallbackPolicy::kAllow;
   OptimizationLevel optimization_level = OptimizationLevel::kBasic;
+  // Graph passes not to run, by name (`loom optimize --list-passes` names
+  // them); unknown names are an error at session creation.
+  std::vector<std::string> disabled_passes;
+  // Bisecting a bad rewrite: run only the first N optimization passes (in
+  // the order the pass manager runs them, counting every run of a pass);
+  // -1 runs them all. Lowerings that give ops their meaning always run.
+  int stop_after_pass = -1;
   int intra_op_threads = 0;
   int inter_op_threads = 0;
   std::string log_level = "warn";

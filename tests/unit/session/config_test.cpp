@@ -60,6 +60,8 @@ TEST(ConfigTest, ReadsEveryKey) {
     "provider_options": {"cpu_onednn": {"threads": "4", "mode": "fast"}, "reference": {}},
     "fallback": "deny",
     "optimization_level": "layout",
+    "disabled_passes": ["constant_folding"],
+    "stop_after_pass": 3,
     "threads": {"intra_op": 8, "inter_op": 2},
     "log_level": "debug"
   })");
@@ -71,6 +73,8 @@ TEST(ConfigTest, ReadsEveryKey) {
   EXPECT_TRUE(c->provider_options.at("reference").empty());
   EXPECT_EQ(c->fallback, FallbackPolicy::kDeny);
   EXPECT_EQ(c->optimization_level, OptimizationLevel::kLayout);
+  EXPECT_EQ(c->disabled_passes, std::vector<std::string>{"constant_folding"});
+  EXPECT_EQ(c->stop_after_pass, 3);
   EXPECT_EQ(c->intra_op_threads, 8);
   EXPECT_EQ(c->inter_op_threads, 2);
   EXPECT_EQ(c->log_level, "debug");
@@ -114,6 +118,9 @@ TEST(ConfigTest, WrongTypesNameTheirPath) {
             "config.json: provider_options.cuda: expected an object of string options, got \"x\"");
   EXPECT_EQ(error_of(R"({"threads": 4})").rfind("config.json: threads: expected an object", 0), 0u);
   EXPECT_EQ(error_of(R"([1, 2])"), "config.json: expected a JSON object at top level, got [1,2]");
+  EXPECT_EQ(error_of(R"({"stop_after_pass": -2})"), "config.json: stop_after_pass: expected an integer >= -1, got -2");
+  EXPECT_EQ(error_of(R"({"disabled_passes": "x"})"),
+            "config.json: disabled_passes: expected an array of strings, got \"x\"");
 }
 
 TEST(ConfigTest, BadEnumValuesListTheChoices) {
@@ -229,6 +236,8 @@ TEST(ConfigTest, ToJsonRoundTrips) {
   c.intra_op_threads = 3;
   c.inter_op_threads = 1;
   c.log_level = "info";
+  c.disabled_passes = {"a", "b"};
+  c.stop_after_pass = 7;
   auto back = Config::from_json_string(c.to_json());
   ASSERT_TRUE(back) << back.status().message() << "\n" << c.to_json();
   EXPECT_EQ(back->plugin_dirs, c.plugin_dirs);
@@ -237,6 +246,8 @@ TEST(ConfigTest, ToJsonRoundTrips) {
   EXPECT_EQ(back->fallback, c.fallback);
   EXPECT_EQ(back->optimization_level, c.optimization_level);
   EXPECT_EQ(back->intra_op_threads, 3);
+  EXPECT_EQ(back->disabled_passes, c.disabled_passes);
+  EXPECT_EQ(back->stop_after_pass, 7);
   EXPECT_EQ(back->inter_op_threads, 1);
   EXPECT_EQ(back->log_level, "info");
   // Every key appears, defaults included, so the effective config is explicit.
