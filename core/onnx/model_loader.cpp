@@ -232,7 +232,12 @@ bool is_onnx_domain(const std::string& domain) {
 }
 
 bool is_known_onnx_op(const std::string& op_type, const std::string& domain, int64_t opset) {
-  return ::onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), domain) != nullptr;
+  if (::onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), domain) != nullptr) return true;
+  // ONNX Runtime's contrib ops that live in the default domain: its
+  // transformer optimizer emits LayerNormalization in models older than
+  // opset 17 (where ONNX added it) and SimplifiedLayerNormalization (RMS
+  // norm) in any; Loom runs such models and its own fusions emit the same.
+  return domain.empty() && (op_type == "LayerNormalization" || op_type == "SimplifiedLayerNormalization");
 }
 
 Expected<LoadedModel> load_model_bytes(const std::string& bytes, const std::string& model_dir,

@@ -17,5 +17,6 @@ void register_text_kernels(sdk::KernelRegistry& r);         // StringNormalizer,
 void register_training_kernels(sdk::KernelRegistry& r);     // ai.onnx.preview.training optimizers
 void register_random_kernels(sdk::KernelRegistry& r);       // RandomUniform/Normal(Like), Bernoulli
 void register_signal_kernels(sdk::KernelRegistry& r);       // DFT, STFT, windows, MelWeightMatrix
+void register_contrib_kernels(sdk::KernelRegistry& r);      // com.microsoft contrib ops (ORT semantics)
 
 }  // namespace loom::reference

@@ -22,6 +22,7 @@ sdk::KernelRegistry build_registry() {
   register_training_kernels(r);
   register_random_kernels(r);
   register_signal_kernels(r);
+  register_contrib_kernels(r);
   return r;
 }
 

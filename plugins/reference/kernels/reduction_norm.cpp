@@ -356,7 +356,9 @@ void register_reduction_norm_kernels(sdk::KernelRegistry& r) {
   constexpr int kOpen = LOOM_OPSET_OPEN_END;
   r.add("", "BatchNormalization", 1, kOpen, batch_norm);
   r.add("", "InstanceNormalization", 1, kOpen, instance_norm);
-  r.add("", "LayerNormalization", 17, kOpen, layer_norm);
+  // Opsets 1-16: ONNX Runtime's contrib LayerNormalization in the default
+  // domain, same semantics (see is_known_onnx_op).
+  r.add("", "LayerNormalization", 1, kOpen, layer_norm);
   r.add("", "LRN", 1, kOpen, lrn);
   r.add("", "MeanVarianceNormalization", 9, kOpen, mvn);
   r.add("", "LpNormalization", 1, kOpen, lp_norm);

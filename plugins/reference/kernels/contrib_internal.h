@@ -1,0 +1,16 @@
+// Internal interface of the reference EP's com.microsoft contrib-op family
+// (ONNX Runtime semantics): the registration functions of its files, called
+// from register_contrib_kernels in contrib_gelu.cpp.
+#pragma once
+
+#include "loom/sdk.h"
+
+namespace loom::reference {
+
+inline constexpr const char* kMsDomain = "com.microsoft";
+
+void register_contrib_norm_kernels(sdk::KernelRegistry& r);       // Skip/Embed/Simplified LayerNormalization
+void register_contrib_attention_kernels(sdk::KernelRegistry& r);  // Attention
+void register_contrib_matmul_kernels(sdk::KernelRegistry& r);     // FusedMatMul
+
+}  // namespace loom::reference
