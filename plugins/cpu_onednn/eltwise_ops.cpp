@@ -34,9 +34,15 @@ std::optional<std::vector<EltwiseStep>> clip_steps(const NodeSpec& n) {
 }  // namespace
 
 std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& n) {
+  using V = std::vector<EltwiseStep>;
+  // ONNX Runtime's contrib activations (reference: contrib_gelu.cpp).
+  if (is_ms_domain(n)) {
+    if (n.op_type == "Gelu") return V{{algorithm::eltwise_gelu_erf}};
+    if (n.op_type == "FastGelu" && !n.has_input(1)) return V{{algorithm::eltwise_gelu_tanh}};
+    return std::nullopt;
+  }
   if (!n.domain.empty() && n.domain != "ai.onnx") return std::nullopt;
   const std::string& op = n.op_type;
-  using V = std::vector<EltwiseStep>;
   if (op == "Relu") return V{{algorithm::eltwise_relu, 0.f, 0.f}};
   if (op == "LeakyRelu") return V{{algorithm::eltwise_relu, n.attr_float("alpha", 0.01f), 0.f}};
   if (op == "Sigmoid") return V{{algorithm::eltwise_logistic}};
@@ -78,6 +84,13 @@ std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& n) {
     if (e && *e == 2.f) return V{{algorithm::eltwise_square}};
     return std::nullopt;
   }
+  return std::nullopt;
+}
+
+std::optional<std::vector<EltwiseStep>> bias_activation_for(const NodeSpec& n) {
+  if (!is_ms_domain(n) || n.inputs.size() < 2 || !n.has_input(0) || !n.has_input(1)) return std::nullopt;
+  if (n.op_type == "BiasGelu") return std::vector<EltwiseStep>{{algorithm::eltwise_gelu_erf}};
+  if (n.op_type == "FastGelu") return std::vector<EltwiseStep>{{algorithm::eltwise_gelu_tanh}};
   return std::nullopt;
 }
 

@@ -23,6 +23,14 @@ struct EltwiseStep {
 // whose bounds are not constant).
 std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& node);
 
+// com.microsoft BiasGelu(A, B) and FastGelu(X, bias): A + B, then these
+// eltwise steps (gelu_erf / gelu_tanh). nullopt for any other node (FastGelu
+// without a bias is a plain unary op: see eltwise_steps_for).
+std::optional<std::vector<EltwiseStep>> bias_activation_for(const NodeSpec& node);
+
+// Whether the node is in ONNX Runtime's contrib domain.
+inline bool is_ms_domain(const NodeSpec& node) { return node.domain == "com.microsoft"; }
+
 // The binary algorithm of a two-input Add/Sub/Mul/Div/Max/Min, or nullopt.
 std::optional<dnnl::algorithm> binary_algorithm_for(const NodeSpec& node);
 

@@ -17,7 +17,9 @@ bool takes_post_ops(const NodeSpec& n) {
 // Whether `consumer` can absorb `value` as a post-op of what produced it.
 bool joins_chain(const NodeSpec& consumer, const std::string& value) {
   if (eltwise_steps_for(consumer)) return consumer.inputs.size() >= 1 && consumer.inputs[0] == value;
-  auto alg = binary_algorithm_for(consumer);
+  // BiasGelu / FastGelu(bias): an add (commutative) then eltwise steps.
+  auto alg = bias_activation_for(consumer) ? std::optional<dnnl::algorithm>(dnnl::algorithm::binary_add)
+                                           : binary_algorithm_for(consumer);
   if (!alg || consumer.inputs[0] == consumer.inputs[1]) return false;
   if (consumer.inputs[0] == value) return true;
   return consumer.inputs[1] == value && is_commutative(*alg);

@@ -11,7 +11,10 @@ const char* const kAttributeNames[] = {
     "output_shape", "ceil_mode", "count_include_pad", "storage_order", "p", "transA", "transB",
     "perm", "allowzero", "min", "max", "stash_type", "keepdims", "is_test", "consumed_inputs",
     "broadcast", "legacy_cuda_hack", "mode", "coordinate_transformation_mode", "nearest_mode",
-    "cubic_coeff_a", "exclude_outside", "extrapolation_value"};
+    "cubic_coeff_a", "exclude_outside", "extrapolation_value",
+    // com.microsoft Attention
+    "num_heads", "unidirectional", "qkv_hidden_sizes", "mask_filter_value", "scale", "do_rotary",
+    "past_present_share_buffer"};
 
 constexpr int64_t kSmallConstantLimit = 64;
 

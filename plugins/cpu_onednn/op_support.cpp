@@ -239,9 +239,91 @@ SupportVerdict check_transpose(const NodeSpec& n) {
   return yes(OpRole::kCompute);
 }
 
+// --- com.microsoft contrib ops (ONNX Runtime semantics; reference EP:
+// plugins/reference/kernels/contrib_*.cpp). ONNX's shape inference has no
+// schemas for them, so their outputs may carry no type: undefined is taken
+// as float (they compute in the type of their float inputs).
+
+bool float_or_unknown_outputs(const NodeSpec& n) {
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    if (!n.outputs[i].empty() && n.output_dtypes[i] != LOOM_DTYPE_FLOAT && n.output_dtypes[i] != LOOM_DTYPE_UNDEFINED)
+      return false;
+  return true;
+}
+
+bool float_inputs(const NodeSpec& n, std::initializer_list<size_t> which) {
+  for (size_t i : which)
+    if (n.has_input(i) && n.input_dtypes[i] != LOOM_DTYPE_FLOAT) return false;
+  return true;
+}
+
+// A 1-D parameter (bias, gamma, beta) must have `hidden` elements when both are known.
+bool hidden_vector(const NodeSpec& n, size_t i, const std::optional<std::vector<int64_t>>& x) {
+  if (!n.has_input(i)) return true;
+  const auto s = known_shape(n, i);
+  if (!s) return true;  // checked by the builder
+  if (s->size() != 1) return false;
+  return !x || x->empty() || x->back() < 0 || (*s)[0] < 0 || (*s)[0] == x->back();
+}
+
+SupportVerdict check_attention(const NodeSpec& n) {
+  if (!float_inputs(n, {0, 1, 2})) return no("Attention: only float32 input / weights / bias are compiled");
+  for (size_t i = 4; i < n.inputs.size(); ++i)
+    if (n.has_input(i))
+      return no(i == 4 ? "Attention with past (KV cache) is left to the reference EP"
+                       : "Attention with attention_bias / past_sequence_length is left to the reference EP");
+  if (n.outputs.size() > 1 && n.used_output_count() > 1) return no("Attention's present output is left to the reference EP");
+  if (n.attr_int("num_heads", 0) <= 0) return no("Attention needs a positive num_heads");
+  if (n.attr_int("unidirectional", 0) != 0) return no("unidirectional (causal) Attention is left to the reference EP");
+  if (n.attr_int("do_rotary", 0) != 0) return no("Attention do_rotary is left to the reference EP");
+  if (n.attr_int("past_present_share_buffer", 0) != 0) return no("past_present_share_buffer is left to the reference EP");
+  const auto qkv = n.attr_ints("qkv_hidden_sizes");
+  if (!qkv.empty() && (qkv.size() != 3 || qkv[0] != qkv[1])) return no("Attention qkv_hidden_sizes must be [D, D, D_v]");
+  if (n.input_rank(0) && *n.input_rank(0) != 3) return no("Attention input must be 3-D");
+  if (n.input_rank(1) && *n.input_rank(1) != 2) return no("Attention weights must be 2-D");
+  if (n.has_input(3)) {
+    if (n.input_dtypes[3] != LOOM_DTYPE_INT32) return no("Attention mask_index must be int32");
+    const auto r = n.input_rank(3);
+    if (!r) return no("Attention mask_index of unknown rank is left to the reference EP");
+    if (*r != 1 && *r != 2)
+      return no("Attention mask_index of rank " + std::to_string(*r) +
+                " (only 1-D [batch] end positions and 2-D [batch, sequence] raw masks are compiled)");
+    const auto& ms = *n.input_shapes[3];
+    const auto& x = n.input_shapes[0];
+    if (*r == 1 && x && (*x)[0] > 0 && ms[0] > 0 && ms[0] != (*x)[0])
+      return no("Attention 1-D mask_index of length 2 * batch (end and start positions) is left to the reference EP");
+  }
+  return yes(OpRole::kCompute);
+}
+
+SupportVerdict check_contrib(const NodeSpec& n) {
+  const std::string& op = n.op_type;
+  if (!float_or_unknown_outputs(n)) return no("only float32 outputs are compiled");
+  const auto x = n.input_shapes.empty() ? std::nullopt : n.input_shapes[0];
+  if (op == "Gelu" || op == "FastGelu" || op == "BiasGelu") {
+    if (!float_inputs(n, {0, 1})) return no("only float32 is compiled");
+    if (op == "BiasGelu" && !n.has_input(1)) return no("BiasGelu needs its bias");
+    if (!hidden_vector(n, 1, x)) return no("bias must be 1-D with the input's last dimension");
+    return yes(OpRole::kUnary);
+  }
+  if (op == "SkipLayerNormalization") {
+    if (!float_inputs(n, {0, 1, 2, 3, 4})) return no("only float32 is compiled");
+    if ((n.outputs.size() > 1 && !n.outputs[1].empty()) || (n.outputs.size() > 2 && !n.outputs[2].empty()))
+      return no("SkipLayerNormalization mean / inv_std_var outputs are left to the reference EP");
+    if (!n.has_input(2)) return no("SkipLayerNormalization needs gamma");
+    for (size_t i = 2; i <= 4; ++i)
+      if (!hidden_vector(n, i, x)) return no("gamma / beta / bias must be 1-D with the hidden size");
+    return yes(OpRole::kCompute);
+  }
+  if (op == "Attention") return check_attention(n);
+  return no("com.microsoft " + op + " is not implemented by cpu_onednn");
+}
+
 }  // namespace
 
 SupportVerdict check_support(const NodeSpec& n) {
+  if (!n.other_attrs.empty() && is_ms_domain(n)) return no("attribute '" + n.other_attrs.front() + "' of an unhandled kind");
+  if (is_ms_domain(n)) return n.has_input(0) ? check_contrib(n) : no("missing input");
   if (!n.domain.empty() && n.domain != "ai.onnx") return no("domain '" + n.domain + "'");
   const std::string& op = n.op_type;
   // Data inputs are float; Reshape's shape, Resize's roi / scales / sizes and

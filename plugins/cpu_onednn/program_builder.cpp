@@ -46,7 +46,15 @@ ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& 
     if (!t.exists()) continue;
     const std::vector<int64_t> dims = t.shape();
     if (t.dtype() != LOOM_DTYPE_FLOAT) {
-      // Non-float inputs (e.g. a Reshape's shape) are read from the node spec.
+      // int32 inputs (Attention's mask_index) become s32 values that builders
+      // convert with a reorder; other non-float inputs (e.g. a Reshape's
+      // shape) are read from the node spec.
+      if (t.dtype() == LOOM_DTYPE_INT32 && !dims.empty() && dims.size() <= kMaxRank && element_count(dims) > 0) {
+        std::vector<int64_t> strides(dims.size(), 1);
+        for (size_t k = dims.size() - 1; k > 0; --k) strides[k - 1] = strides[k] * dims[k];
+        const BufferId b = add_buffer(BufferKind::kInput, i, static_cast<size_t>(element_count(dims)) * sizeof(int32_t));
+        names_[spec.inputs[i]] = add_value(dnnl::memory::desc(dims, dnnl::memory::data_type::s32, strides), dims, b);
+      }
       continue;
     }
     // Ranks may be unknown when claimed; oneDNN descriptors hold at most

@@ -29,6 +29,12 @@ OpBuilderFn op_builder_for(const std::string& op) {
       {"Transpose", build_transpose},
       {"Resize", build_resize},
       {"Upsample", build_resize},
+      // com.microsoft (op_support admits these names only in that domain;
+      // its Gelu is a unary eltwise like ONNX's).
+      {"BiasGelu", build_bias_activation},
+      {"FastGelu", build_bias_activation},
+      {"SkipLayerNormalization", build_skip_layer_norm},
+      {"Attention", build_attention},
   };
   auto it = table.find(op);
   if (it != table.end()) return it->second;

@@ -28,6 +28,10 @@ size_t build_concat(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  
 size_t build_reshape(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);         // layout.cpp
 size_t build_transpose(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);       // layout.cpp
 size_t build_resize(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // resampling.cpp
+// com.microsoft contrib ops (ONNX Runtime semantics).
+size_t build_bias_activation(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // contrib_gelu.cpp
+size_t build_skip_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // contrib_norm.cpp
+size_t build_attention(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);        // contrib_attention.cpp
 
 // The builder for an op type (nullptr when none).
 using OpBuilderFn = size_t (*)(ProgramBuilder&, const NodeSpec&, const Chain&);

@@ -42,7 +42,10 @@ std::vector<PostOp> plan_post_ops(ProgramBuilder& b, const Chain& chain, const s
         op.node = &c;
         ops.push_back(op);
       }
-    } else if (auto alg = binary_algorithm_for(c)) {
+    } else if (auto alg = bias_activation_for(c) ? std::optional<dnnl::algorithm>(dnnl::algorithm::binary_add)
+                                                   : binary_algorithm_for(c)) {
+      // BiasGelu / FastGelu(bias): the add, then its eltwise steps (same node).
+      const auto after = bias_activation_for(c).value_or(std::vector<EltwiseStep>{});
       const std::string& other_name = c.inputs[0] == current ? c.inputs[1] : c.inputs[0];
       if (!b.defined(other_name)) break;
       const ValueId other = b.value_of(other_name);
@@ -65,6 +68,14 @@ std::vector<PostOp> plan_post_ops(ProgramBuilder& b, const Chain& chain, const s
         op.operand_desc = b.desc(op.operand);
       }
       ops.push_back(op);
+      for (const EltwiseStep& st : after) {
+        PostOp e;
+        e.kind = PostOp::kEltwise;
+        e.eltwise = st;
+        e.node_index = k;
+        e.node = &c;
+        ops.push_back(e);
+      }
     } else {
       break;
     }
