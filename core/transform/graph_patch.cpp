@@ -1,5 +1,6 @@
 #include "transform/graph_patch.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace loom::transform {
@@ -52,6 +53,8 @@ void GraphPatch::remove_node(ir::NodeId id) { removed_.insert(id); }
 void GraphPatch::set_input(ir::NodeId id, size_t index, std::string value) { inputs_set_[id][index] = std::move(value); }
 
 void GraphPatch::replace_uses(const std::string& from, const std::string& to) { replaced_.emplace_back(from, to); }
+
+void GraphPatch::import_domain(const std::string& domain, int64_t version) { imports_[domain] = version; }
 
 void GraphPatch::set_type(const std::string& value, ir::ValueType type) { types_[value] = std::move(type); }
 
@@ -153,6 +156,10 @@ Status GraphPatch::commit() {
   if (visited != result.size()) return reject("it would create a cycle");
 
   // Valid: apply.
+  for (const auto& [domain, version] : imports_) {
+    int64_t& v = graph_.opsets[domain];
+    v = std::max(v, version);
+  }
   for (auto& [name, t] : initializers_) graph_.initializers[name] = std::move(t);
   for (auto& [name, t] : types_) graph_.value_types[name] = std::move(t);
   graph_.remove_nodes(removed_);
@@ -168,6 +175,7 @@ Status GraphPatch::commit() {
   replaced_.clear();
   initializers_.clear();
   types_.clear();
+  imports_.clear();
   return Status::ok();
 }
 

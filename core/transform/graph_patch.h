@@ -36,6 +36,9 @@ class GraphPatch {
   // `from` by `to`. Graph outputs keep their name: the producer of `to` is
   // renamed to produce `from` instead when `from` is a graph output.
   void replace_uses(const std::string& from, const std::string& to);
+  // Makes the graph import `domain` (at least at `version`) on commit, for
+  // nodes of that domain the patch adds.
+  void import_domain(const std::string& domain, int64_t version);
   // Records the static type of a value the patch creates.
   void set_type(const std::string& value, ir::ValueType type);
 
@@ -52,6 +55,7 @@ class GraphPatch {
   std::vector<std::pair<std::string, std::string>> replaced_;
   std::map<std::string, Tensor> initializers_;
   std::map<std::string, ir::ValueType> types_;
+  std::map<std::string, int64_t> imports_;
   std::set<std::string> names_taken_;  // node outputs (indexed on first use) and names handed out
   bool names_indexed_ = false;
 };

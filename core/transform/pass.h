@@ -38,5 +38,9 @@ std::unique_ptr<Pass> make_constant_folding();
 std::unique_ptr<Pass> make_identity_elimination();
 std::unique_ptr<Pass> make_dead_code_elimination();
 std::unique_ptr<Pass> make_reshape_shape_folding();
+// Extended level: fusions into ONNX Runtime's contrib ops (com.microsoft).
+std::unique_ptr<Pass> make_layer_norm_fusion();
+std::unique_ptr<Pass> make_gelu_fusion();
+std::unique_ptr<Pass> make_skip_layer_norm_fusion();
 
 }  // namespace loom::transform

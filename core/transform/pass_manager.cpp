@@ -4,6 +4,7 @@
 #include <map>
 
 #include "base/logging.h"
+#include "loom/graph_passes.h"
 
 namespace loom::transform {
 namespace {
@@ -19,6 +20,9 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   p.push_back(make_reshape_shape_folding());
   p.push_back(make_identity_elimination());
   p.push_back(make_dead_code_elimination());
+  p.push_back(make_layer_norm_fusion());
+  p.push_back(make_gelu_fusion());
+  p.push_back(make_skip_layer_norm_fusion());
   return p;
 }
 
@@ -29,6 +33,20 @@ std::vector<std::pair<std::string, OptimizationLevel>> pass_names() {
   for (const auto& p : all_passes()) names.emplace_back(p->name(), p->level());
   return names;
 }
+
+}  // namespace loom::transform
+
+namespace loom {
+
+std::vector<GraphPassInfo> graph_passes() {
+  std::vector<GraphPassInfo> out;
+  for (const auto& [name, level] : transform::pass_names()) out.push_back({name, level});
+  return out;
+}
+
+}  // namespace loom
+
+namespace loom::transform {
 
 Status optimize(ir::Graph& graph, const OptimizeOptions& options, PassContext& ctx, std::vector<PassRun>* runs) {
   std::vector<std::unique_ptr<Pass>> passes = all_passes();

@@ -84,6 +84,13 @@ class ModelBuilder {
   ::onnx::ModelProto model_;
 };
 
+inline void add_ints_attr(::onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
 inline void add_int_attr(::onnx::NodeProto& n, const std::string& name, int64_t v) {
   auto* a = n.add_attribute();
   a->set_name(name);

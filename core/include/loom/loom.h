@@ -2,6 +2,7 @@
 #pragma once
 #include "loom/config.h"
 #include "loom/environment.h"
+#include "loom/graph_passes.h"
 #include "loom/session.h"
 #include "loom/status.h"
 #include "loom/tensor.h"

@@ -67,12 +67,7 @@ inline void add_float_attr(::onnx::NodeProto& n, const std::string& name, float 
   a->set_type(::onnx::AttributeProto::FLOAT);
   a->set_f(v);
 }
-inline void add_ints_attr(::onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
+using testing::add_ints_attr;
 inline void add_string_attr(::onnx::NodeProto& n, const std::string& name, const std::string& v) {
   auto* a = n.add_attribute();
   a->set_name(name);

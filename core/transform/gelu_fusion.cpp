@@ -1,0 +1,134 @@
+// GELU fusion (extended): x * 0.5 * (1 + Erf(x / sqrt(2))) in the forms
+// PyTorch exports (x / sqrt(2) or x * (1 / sqrt(2)); then (x * (1 + e)) * 0.5,
+// x * ((1 + e) * 0.5) or (x * 0.5) * (1 + e); operands of Add / Mul either
+// way round) becomes com.microsoft Gelu(x); when x = a + bias with bias a
+// constant vector over the last dim read only by the pattern, BiasGelu(a,
+// bias) (ONNX Runtime's contrib ops; the MatMul before it keeps the bias as
+// a post-op in EPs that fuse one).
+#include <set>
+
+#include "base/logging.h"
+#include "transform/fused_node.h"
+#include "transform/graph_matcher.h"
+#include "transform/graph_patch.h"
+#include "transform/pass.h"
+
+namespace loom::transform {
+namespace {
+
+constexpr double kSqrt2 = 1.4142135623730951;
+
+struct GeluMatch {
+  std::vector<ir::NodeId> nodes;
+  std::string x, y, name;
+  std::string bias_input, bias;  // BiasGelu operands when the Add before x joins
+};
+
+bool is_mul_of(const ir::Node& n, const std::string& a, const std::string& b) {
+  return GraphMatcher::is(n, "Mul", 2) &&
+         ((n.inputs[0] == a && n.inputs[1] == b) || (n.inputs[0] == b && n.inputs[1] == a));
+}
+
+std::optional<GeluMatch> match(const GraphMatcher& m, const ir::Node& erf) {
+  if (!GraphMatcher::is(erf, "Erf", 1)) return std::nullopt;
+  const ir::Node* d = m.producer(erf.inputs[0]);
+  if (!d || m.sole_consumer(erf.inputs[0]) != &erf || d->inputs.size() != 2) return std::nullopt;
+  std::string x;
+  for (const std::string& v : d->inputs)
+    if (x.empty() && m.is_float(v) && !m.float_constant(v) &&
+        (m.op_with_scalar(*d, "Div", v, kSqrt2) || m.op_with_scalar(*d, "Mul", v, 1.0 / kSqrt2)))
+      x = v;
+  if (x.empty()) return std::nullopt;
+  const ir::Node* a = m.sole_consumer(erf.outputs[0]);
+  if (!a || !m.op_with_scalar(*a, "Add", erf.outputs[0], 1.0)) return std::nullopt;
+  const std::string& av = a->outputs[0];
+  const ir::Node* m1 = m.sole_consumer(av);
+  if (!m1) return std::nullopt;
+  GeluMatch out;
+  out.x = x;
+  const std::string& mv = m1->outputs[0];
+  if (is_mul_of(*m1, av, x) || m.op_with_scalar(*m1, "Mul", av, 0.5)) {
+    const ir::Node* m2 = m.sole_consumer(mv);
+    if (!m2) return std::nullopt;
+    const bool half_last = is_mul_of(*m1, av, x) && m.op_with_scalar(*m2, "Mul", mv, 0.5);
+    const bool x_last = !is_mul_of(*m1, av, x) && is_mul_of(*m2, mv, x);
+    if (!half_last && !x_last) return std::nullopt;
+    out.nodes = {d->id, erf.id, a->id, m1->id, m2->id};
+    out.y = m2->outputs[0];
+    out.name = m2->name;
+  } else {
+    // (x * 0.5) * (1 + e)
+    if (!GraphMatcher::is(*m1, "Mul", 2)) return std::nullopt;
+    const std::string& h = m1->inputs[0] == av ? m1->inputs[1] : m1->inputs[0];
+    const ir::Node* hn = m.producer(h);
+    if (!hn || hn == d || m.sole_consumer(h) != m1 || !m.op_with_scalar(*hn, "Mul", x, 0.5)) return std::nullopt;
+    out.nodes = {d->id, hn->id, erf.id, a->id, m1->id};
+    out.y = mv;
+    out.name = m1->name;
+  }
+  // BiasGelu when x = Add(input, bias [C]) is read only by this pattern.
+  if (const ir::Node* add = m.producer(x); add && !m.graph().is_graph_output(x)) {
+    std::set<ir::NodeId> pattern(out.nodes.begin(), out.nodes.end());
+    bool only_pattern = true;
+    for (const ir::Node* c : m.consumers(x)) only_pattern &= pattern.count(c->id) > 0;
+    if (only_pattern && GraphMatcher::is(*add, "Add", 2)) {
+      for (size_t k = 0; k < 2; ++k) {
+        const std::string& input = add->inputs[1 - k];
+        if (m.vector_operand(*add, "Add", input) == add->inputs[k] && m.is_float(input) &&
+            m.last_dim(input) == m.last_dim(x)) {
+          out.bias_input = input;
+          out.bias = add->inputs[k];
+          out.nodes.push_back(add->id);
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+class GeluFusion : public Pass {
+ public:
+  std::string name() const override { return "gelu_fusion"; }
+  OptimizationLevel level() const override { return OptimizationLevel::kExtended; }
+
+  Status run(ir::Graph& graph, PassContext& ctx, bool* changed) override {
+    std::vector<GeluMatch> matches;
+    {
+      GraphMatcher m(graph);
+      std::set<ir::NodeId> taken;
+      for (const auto& n : graph.nodes()) {
+        auto g = match(m, *n);
+        if (!g) continue;
+        bool overlaps = false;
+        for (ir::NodeId id : g->nodes) overlaps |= taken.count(id) > 0;
+        if (overlaps) continue;
+        taken.insert(g->nodes.begin(), g->nodes.end());
+        matches.push_back(std::move(*g));
+      }
+    }
+    for (const GeluMatch& g : matches) {
+      GraphPatch patch(graph, name() + " at '" + g.name + "'");
+      const bool biased = !g.bias.empty();
+      ir::Node n = fused_node(graph, biased ? "BiasGelu" : "Gelu", kMicrosoftDomain,
+                              biased ? std::vector<std::string>{g.bias_input, g.bias} : std::vector<std::string>{g.x},
+                              {g.y}, patch.fresh_name(g.name + (biased ? "/BiasGelu" : "/Gelu")));
+      for (ir::NodeId id : g.nodes) patch.remove_node(id);
+      patch.add_node(std::move(n));
+      patch.import_domain(kMicrosoftDomain, 1);
+      Status st = patch.commit();
+      if (!st) {
+        log::logger()->debug("{}: {}", ctx.model_name, st.message());
+        continue;
+      }
+      *changed = true;
+    }
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_gelu_fusion() { return std::make_unique<GeluFusion>(); }
+
+}  // namespace loom::transform

@@ -1,0 +1,121 @@
+#include "transform/graph_matcher.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace loom::transform {
+
+GraphMatcher::GraphMatcher(const ir::Graph& graph) : graph_(graph) {
+  for (const auto& n : graph.nodes()) {
+    for (const std::string& o : n->outputs)
+      if (!o.empty()) producer_[o] = n.get();
+    std::vector<std::string> read = ir::values_read(*n);
+    std::sort(read.begin(), read.end());
+    read.erase(std::unique(read.begin(), read.end()), read.end());
+    for (const std::string& v : read)
+      if (!v.empty()) consumers_[v].push_back(n.get());
+  }
+}
+
+const ir::Node* GraphMatcher::producer(const std::string& value) const {
+  auto it = producer_.find(value);
+  return it == producer_.end() ? nullptr : it->second;
+}
+
+const std::vector<const ir::Node*>& GraphMatcher::consumers(const std::string& value) const {
+  static const std::vector<const ir::Node*> kNone;
+  auto it = consumers_.find(value);
+  return it == consumers_.end() ? kNone : it->second;
+}
+
+const ir::Node* GraphMatcher::sole_consumer(const std::string& value) const {
+  if (graph_.is_graph_output(value)) return nullptr;
+  const auto& c = consumers(value);
+  return c.size() == 1 ? c[0] : nullptr;
+}
+
+bool GraphMatcher::is(const ir::Node& n, const std::string& op, size_t inputs, size_t outputs) {
+  return n.op_type == op && n.domain.empty() && n.inputs.size() == inputs && n.outputs.size() == outputs;
+}
+
+bool GraphMatcher::is_float(const std::string& value) const {
+  const ir::ValueType* t = graph_.type_of(value);
+  return t != nullptr && t->kind == ValueKind::kTensor && t->dtype == DType::kFloat;
+}
+
+std::optional<std::vector<float>> GraphMatcher::float_constant(const std::string& value) const {
+  auto it = graph_.initializers.find(value);
+  if (it == graph_.initializers.end() || graph_.is_graph_input(value) || it->second.dtype() != DType::kFloat)
+    return std::nullopt;
+  const float* d = it->second.data_as<float>();
+  return std::vector<float>(d, d + it->second.element_count());
+}
+
+std::optional<Dims> GraphMatcher::constant_dims(const std::string& value) const {
+  auto it = graph_.initializers.find(value);
+  if (it == graph_.initializers.end() || graph_.is_graph_input(value)) return std::nullopt;
+  return it->second.dims();
+}
+
+std::optional<float> GraphMatcher::scalar_operand(const ir::Node& n, const std::string& op,
+                                                  const std::string& value) const {
+  if (!is(n, op, 2)) return std::nullopt;
+  const bool commutative = op == "Add" || op == "Mul";
+  size_t k;
+  if (n.inputs[0] == value && n.inputs[1] != value) k = 1;
+  else if (commutative && n.inputs[1] == value && n.inputs[0] != value) k = 0;
+  else return std::nullopt;
+  auto c = float_constant(n.inputs[k]);
+  if (!c || c->size() != 1) return std::nullopt;
+  const size_t const_rank = constant_dims(n.inputs[k])->size();
+  const ir::ValueType* t = graph_.type_of(value);
+  const bool fits = const_rank <= 1 || (t != nullptr && t->has_shape && const_rank <= t->dims.size());
+  if (!fits) return std::nullopt;
+  return (*c)[0];
+}
+
+bool GraphMatcher::op_with_scalar(const ir::Node& n, const std::string& op, const std::string& value,
+                                  double want) const {
+  auto c = scalar_operand(n, op, value);
+  return c && std::fabs(*c - want) <= 1e-6 * std::max(1.0, std::fabs(want));
+}
+
+std::string GraphMatcher::vector_operand(const ir::Node& n, const std::string& op, const std::string& value) const {
+  if (!is(n, op, 2) || n.inputs[0] == n.inputs[1]) return "";
+  const size_t k = n.inputs[0] == value ? 1 : n.inputs[1] == value ? 0 : 2;
+  if (k == 2) return "";
+  const int64_t c = last_dim(value);
+  auto dims = constant_dims(n.inputs[k]);
+  if (c <= 0 || !dims || *dims != Dims{c} || !float_constant(n.inputs[k])) return "";
+  return n.inputs[k];
+}
+
+int64_t GraphMatcher::last_dim(const std::string& value) const {
+  const ir::ValueType* t = graph_.type_of(value);
+  if (t == nullptr || !t->has_shape || t->dims.empty()) return -1;
+  return t->dims.back().value;
+}
+
+bool GraphMatcher::is_last_axis_mean(const ir::Node& n) const {
+  if (n.op_type != "ReduceMean" || !n.domain.empty() || n.inputs.empty() || n.outputs.size() != 1) return false;
+  if (!is_float(n.inputs[0])) return false;
+  if (const ir::Attribute* k = n.find_attribute("keepdims"); k && k->i != 1) return false;
+  std::vector<int64_t> axes;
+  if (n.opset < 18) {
+    const ir::Attribute* a = n.find_attribute("axes");
+    if (n.inputs.size() != 1 || a == nullptr) return false;
+    axes = a->ints;
+  } else {
+    if (n.inputs.size() != 2) return false;
+    auto it = graph_.initializers.find(n.inputs[1]);
+    if (it == graph_.initializers.end() || it->second.dtype() != DType::kInt64 || it->second.element_count() != 1)
+      return false;
+    axes = {it->second.data_as<int64_t>()[0]};
+  }
+  if (axes.size() != 1) return false;
+  if (axes[0] == -1) return true;
+  const ir::ValueType* t = graph_.type_of(n.inputs[0]);
+  return t != nullptr && t->has_shape && !t->dims.empty() && axes[0] == static_cast<int64_t>(t->dims.size()) - 1;
+}
+
+}  // namespace loom::transform

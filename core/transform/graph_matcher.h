@@ -1,0 +1,55 @@
+// Read-only queries for pattern-matching passes over an ir::Graph: who
+// produces and who reads a value, constants, and the small predicates
+// fusions are written with. Built once per pass run; stale after edits.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace loom::transform {
+
+class GraphMatcher {
+ public:
+  explicit GraphMatcher(const ir::Graph& graph);
+
+  const ir::Graph& graph() const { return graph_; }
+  const ir::Node* producer(const std::string& value) const;
+  // Nodes reading `value` as an input or from a subgraph (each once).
+  const std::vector<const ir::Node*>& consumers(const std::string& value) const;
+  // The only node reading `value`, when the value is not also a graph output
+  // (an intermediate a fusion may swallow).
+  const ir::Node* sole_consumer(const std::string& value) const;
+
+  // `n` is `op` in the default domain with the given input/output counts.
+  static bool is(const ir::Node& n, const std::string& op, size_t inputs, size_t outputs = 1);
+  bool is_float(const std::string& value) const;
+  // Values of a float32 constant (an initializer that is not an overridable
+  // graph input), or nullopt.
+  std::optional<std::vector<float>> float_constant(const std::string& value) const;
+  std::optional<Dims> constant_dims(const std::string& value) const;
+  // For a binary `op` node reading `value` and a one-element float constant
+  // (second operand; either operand for Add / Mul), the constant's value.
+  // The constant's rank may not exceed the value's (the result keeps the
+  // value's shape) when the value's rank is known; else it must be <= 1.
+  std::optional<float> scalar_operand(const ir::Node& n, const std::string& op, const std::string& value) const;
+  bool op_with_scalar(const ir::Node& n, const std::string& op, const std::string& value, double want) const;
+  // For a binary `op` node reading `value`, the other operand when it is a
+  // float constant of shape [c] (c = value's known last dim), or "".
+  std::string vector_operand(const ir::Node& n, const std::string& op, const std::string& value) const;
+  // The value's last dim when its type and that dim are known, else -1.
+  int64_t last_dim(const std::string& value) const;
+  // ReduceMean over the last axis only, keepdims = 1 (axes as attribute
+  // before opset 18, constant input from 18).
+  bool is_last_axis_mean(const ir::Node& n) const;
+
+ private:
+  const ir::Graph& graph_;
+  std::unordered_map<std::string, const ir::Node*> producer_;
+  std::unordered_map<std::string, std::vector<const ir::Node*>> consumers_;
+};
+
+}  // namespace loom::transform

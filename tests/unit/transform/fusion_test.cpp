@@ -1,0 +1,257 @@
+// Extended-level fusions: each pattern fuses (op counts after), near misses
+// do not, and the model computes the same before and after (reference EP,
+// optimization disabled vs extended, same inputs).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "common/model_builder.h"
+#include "common/test_env.h"
+
+namespace loom {
+namespace {
+
+constexpr auto kFloat = ::onnx::TensorProto::FLOAT;
+
+std::vector<float> wave(size_t n, float scale = 1.f, float phase = 0.f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * std::sin(0.7f * static_cast<float>(i) + phase);
+  return v;
+}
+
+std::unique_ptr<Session> session(const std::string& model, OptimizationLevel level) {
+  Config c;
+  c.providers = {"reference"};
+  c.optimization_level = level;
+  auto s = Session::create_from_bytes(testing::make_env(c), model);
+  EXPECT_TRUE(s.has_value()) << s.status().message();
+  return s ? std::move(*s) : nullptr;
+}
+
+std::map<std::string, int> op_counts(const Session& s) {
+  std::map<std::string, int> counts;
+  for (const auto& n : s.placement().nodes) ++counts[(n.domain.empty() ? "" : n.domain + ".") + n.op_type];
+  return counts;
+}
+
+// Fuses at `extended` to `fused` (op counts) and matches the unfused model.
+void expect_fuses(const std::string& model, const std::map<std::string, Tensor>& inputs,
+                  const std::map<std::string, int>& fused, const std::string& what) {
+  auto plain = session(model, OptimizationLevel::kDisabled);
+  auto opt = session(model, OptimizationLevel::kExtended);
+  ASSERT_TRUE(plain && opt) << what;
+  EXPECT_EQ(op_counts(*opt), fused) << what;
+  auto want = plain->run(inputs);
+  auto got = opt->run(inputs);
+  ASSERT_TRUE(want.has_value()) << what << ": " << want.status().message();
+  ASSERT_TRUE(got.has_value()) << what << ": " << got.status().message();
+  ASSERT_EQ(want->size(), got->size());
+  for (size_t o = 0; o < want->size(); ++o) {
+    ASSERT_EQ((*want)[o].dims(), (*got)[o].dims()) << what;
+    const auto a = testing::values_of((*want)[o]), b = testing::values_of((*got)[o]);
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5f + 1e-5f * std::fabs(a[i])) << what << " at " << i;
+  }
+}
+
+// Leaves `op` in place at `extended`, still computing the same.
+void expect_no_fusion(const std::string& model, const std::map<std::string, Tensor>& inputs, const std::string& op,
+                      const std::string& what) {
+  auto opt = session(model, OptimizationLevel::kExtended);
+  ASSERT_TRUE(opt) << what;
+  EXPECT_GT(op_counts(*opt)[op], 0) << what << ": expected no fusion";
+  auto plain = session(model, OptimizationLevel::kDisabled);
+  auto want = plain->run(inputs);
+  auto got = opt->run(inputs);
+  ASSERT_TRUE(want && got) << what;
+  EXPECT_EQ(testing::values_of((*want)[0]), testing::values_of((*got)[0])) << what;
+}
+
+// ---- LayerNorm written out ----
+struct LnOptions {
+  int64_t axis = -1;          // ReduceMean axes
+  bool eps_after_sqrt = false;  // Sqrt(v) + eps: not a LayerNorm
+  bool leak_diff = false;     // d = x - mean also a graph output
+  bool affine = true;
+};
+
+std::string layer_norm_model(const LnOptions& o) {
+  testing::ModelBuilder m(14);
+  m.input("x", kFloat, {2, 3, 8});
+  m.float_initializer("two", {}, {2.f});
+  m.float_initializer("eps", {}, {1e-5f});
+  m.float_initializer("gamma", {8}, wave(8, 1.f, 1.f));
+  m.float_initializer("beta", {8}, wave(8, 0.5f, 2.f));
+  testing::add_ints_attr(m.node("ReduceMean", {"x"}, {"mean"}), "axes", {o.axis});
+  m.node("Sub", {"x", "mean"}, {"d"});
+  m.node("Pow", {"d", "two"}, {"sq"});
+  testing::add_ints_attr(m.node("ReduceMean", {"sq"}, {"var"}), "axes", {o.axis});
+  if (o.eps_after_sqrt) {
+    m.node("Sqrt", {"var"}, {"sd0"});
+    m.node("Add", {"sd0", "eps"}, {"sd"});
+  } else {
+    m.node("Add", {"var", "eps"}, {"ve"});
+    m.node("Sqrt", {"ve"}, {"sd"});
+  }
+  m.node("Div", {"d", "sd"}, {o.affine ? "n" : "y"});
+  if (o.affine) {
+    m.node("Mul", {"n", "gamma"}, {"g"});
+    m.node("Add", {"beta", "g"}, {"y"});
+  }
+  m.output("y", kFloat, {});
+  if (o.leak_diff) m.output("d", kFloat, {});
+  return m.bytes();
+}
+
+std::map<std::string, Tensor> x_input(Dims dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return {{"x", testing::float_tensor(dims, wave(static_cast<size_t>(n), 2.f))}};
+}
+
+TEST(FusionTest, LayerNormFromItsParts) {
+  expect_fuses(layer_norm_model({}), x_input({2, 3, 8}), {{"LayerNormalization", 1}}, "affine");
+  LnOptions plain;
+  plain.affine = false;
+  expect_fuses(layer_norm_model(plain), x_input({2, 3, 8}), {{"LayerNormalization", 1}}, "no gamma/beta");
+  LnOptions last_axis_by_index;
+  last_axis_by_index.axis = 2;
+  expect_fuses(layer_norm_model(last_axis_by_index), x_input({2, 3, 8}), {{"LayerNormalization", 1}}, "axes [2]");
+}
+
+TEST(FusionTest, LayerNormNearMisses) {
+  LnOptions wrong_axis;
+  wrong_axis.axis = 1;
+  expect_no_fusion(layer_norm_model(wrong_axis), x_input({2, 3, 8}), "ReduceMean", "mean over axis 1");
+  LnOptions eps_after;
+  eps_after.eps_after_sqrt = true;
+  expect_no_fusion(layer_norm_model(eps_after), x_input({2, 3, 8}), "ReduceMean", "epsilon after Sqrt");
+  LnOptions leak;
+  leak.leak_diff = true;
+  expect_no_fusion(layer_norm_model(leak), x_input({2, 3, 8}), "ReduceMean", "intermediate also an output");
+}
+
+// ---- GELU (erf) and BiasGelu ----
+// form 0: (x * (1 + e)) * 0.5; 1: x * ((1 + e) * 0.5); 2: (x * 0.5) * (1 + e)
+std::string gelu_model(int form, bool bias, bool leak_erf = false, float divisor = 1.4142135f) {
+  testing::ModelBuilder m(14);
+  m.input("in", kFloat, {2, 4, 6});
+  m.float_initializer("b", {6}, wave(6, 0.3f));
+  m.float_initializer("sqrt2", {}, {divisor});
+  m.float_initializer("one", {}, {1.f});
+  m.float_initializer("half", {}, {0.5f});
+  if (bias) m.node("Add", {"b", "in"}, {"x"});
+  else m.node("Identity", {"in"}, {"x"});
+  m.node("Div", {"x", "sqrt2"}, {"xs"});
+  m.node("Erf", {"xs"}, {"e"});
+  m.node("Add", {"one", "e"}, {"a"});
+  if (form == 0) {
+    m.node("Mul", {"x", "a"}, {"xa"});
+    m.node("Mul", {"xa", "half"}, {"y"});
+  } else if (form == 1) {
+    m.node("Mul", {"a", "half"}, {"ah"});
+    m.node("Mul", {"ah", "x"}, {"y"});
+  } else {
+    m.node("Mul", {"x", "half"}, {"xh"});
+    m.node("Mul", {"xh", "a"}, {"y"});
+  }
+  m.output("y", kFloat, {});
+  if (leak_erf) m.output("e", kFloat, {});
+  return m.bytes();
+}
+
+std::map<std::string, Tensor> in_input() {
+  return {{"in", testing::float_tensor({2, 4, 6}, wave(48, 3.f))}};
+}
+
+TEST(FusionTest, GeluFormsAndBiasGelu) {
+  for (int form : {0, 1, 2}) {
+    expect_fuses(gelu_model(form, false), in_input(), {{"com.microsoft.Gelu", 1}}, "form " + std::to_string(form));
+    expect_fuses(gelu_model(form, true), in_input(), {{"com.microsoft.BiasGelu", 1}},
+                 "biased form " + std::to_string(form));
+  }
+}
+
+TEST(FusionTest, GeluNearMisses) {
+  expect_no_fusion(gelu_model(0, false, true), in_input(), "Erf", "Erf output also a graph output");
+  expect_no_fusion(gelu_model(0, false, false, 2.f), in_input(), "Erf", "x / 2 instead of x / sqrt(2)");
+}
+
+// ---- SkipLayerNormalization ----
+std::string skip_model(bool bias, bool sum_used, bool broadcast_skip) {
+  testing::ModelBuilder m(17);
+  m.input("a", kFloat, {2, 3, 8});
+  m.input("r", kFloat, broadcast_skip ? std::vector<int64_t>{1, 1, 8} : std::vector<int64_t>{2, 3, 8});
+  m.float_initializer("bias", {8}, wave(8, 0.2f));
+  m.float_initializer("gamma", {8}, wave(8, 1.f, 1.f));
+  m.float_initializer("beta", {8}, wave(8, 0.5f, 2.f));
+  if (bias) m.node("Add", {"a", "bias"}, {"ab"});
+  else m.node("Identity", {"a"}, {"ab"});
+  m.node("Add", {"ab", "r"}, {"s"});
+  testing::add_int_attr(m.node("LayerNormalization", {"s", "gamma", "beta"}, {"y"}), "axis", -1);
+  m.output("y", kFloat, {});
+  if (sum_used) {
+    m.node("Relu", {"s"}, {"z"});
+    m.output("z", kFloat, {});
+  }
+  return m.bytes();
+}
+
+std::map<std::string, Tensor> skip_inputs(bool broadcast_skip) {
+  return {{"a", testing::float_tensor({2, 3, 8}, wave(48, 2.f))},
+          {"r", broadcast_skip ? testing::float_tensor({1, 1, 8}, wave(8, 1.f, 3.f))
+                               : testing::float_tensor({2, 3, 8}, wave(48, 1.f, 3.f))}};
+}
+
+TEST(FusionTest, SkipLayerNormWithBiasAndSumOutput) {
+  expect_fuses(skip_model(false, false, false), skip_inputs(false), {{"com.microsoft.SkipLayerNormalization", 1}},
+               "plain");
+  expect_fuses(skip_model(true, false, false), skip_inputs(false), {{"com.microsoft.SkipLayerNormalization", 1}},
+               "bias");
+  expect_fuses(skip_model(true, true, false), skip_inputs(false),
+               {{"com.microsoft.SkipLayerNormalization", 1}, {"Relu", 1}}, "sum also read");
+}
+
+TEST(FusionTest, SkipLayerNormNeedsSameShapes) {
+  expect_no_fusion(skip_model(false, false, true), skip_inputs(true), "LayerNormalization", "broadcast residual");
+}
+
+TEST(FusionTest, BertBlockFusesEndToEnd) {
+  // MatMul + bias -> GELU, then the residual Add -> LayerNorm written out:
+  // every fusion in one model, applied together to a fixed point.
+  testing::ModelBuilder m(14);
+  m.input("x", kFloat, {1, 4, 8});
+  m.float_initializer("w", {8, 8}, wave(64, 0.3f));
+  m.float_initializer("b", {8}, wave(8, 0.1f));
+  m.float_initializer("sqrt2", {}, {1.4142135f});
+  m.float_initializer("one", {}, {1.f});
+  m.float_initializer("half", {}, {0.5f});
+  m.float_initializer("two", {}, {2.f});
+  m.float_initializer("eps", {}, {1e-12f});
+  m.float_initializer("gamma", {8}, wave(8, 1.f, 1.f));
+  m.float_initializer("beta", {8}, wave(8, 0.5f, 2.f));
+  m.node("MatMul", {"x", "w"}, {"h"});
+  m.node("Add", {"b", "h"}, {"hb"});
+  m.node("Div", {"hb", "sqrt2"}, {"hs"});
+  m.node("Erf", {"hs"}, {"e"});
+  m.node("Add", {"e", "one"}, {"a"});
+  m.node("Mul", {"hb", "a"}, {"ha"});
+  m.node("Mul", {"ha", "half"}, {"g"});
+  m.node("Add", {"x", "g"}, {"s"});
+  testing::add_ints_attr(m.node("ReduceMean", {"s"}, {"mean"}), "axes", {-1});
+  m.node("Sub", {"s", "mean"}, {"d"});
+  m.node("Pow", {"d", "two"}, {"sq"});
+  testing::add_ints_attr(m.node("ReduceMean", {"sq"}, {"var"}), "axes", {-1});
+  m.node("Add", {"var", "eps"}, {"ve"});
+  m.node("Sqrt", {"ve"}, {"sd"});
+  m.node("Div", {"d", "sd"}, {"n"});
+  m.node("Mul", {"n", "gamma"}, {"ng"});
+  m.node("Add", {"ng", "beta"}, {"y"});
+  m.output("y", kFloat, {});
+  expect_fuses(m.bytes(), x_input({1, 4, 8}),
+               {{"MatMul", 1}, {"com.microsoft.BiasGelu", 1}, {"com.microsoft.SkipLayerNormalization", 1}},
+               "BERT feed-forward block");
+}
+
+}  // namespace
+}  // namespace loom
