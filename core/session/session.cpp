@@ -8,6 +8,7 @@
 #include "exec/plan_builder.h"
 #include "exec/subgraph_plan.h"
 #include "onnx/model_loader.h"
+#include "onnx/model_saver.h"
 #include "partition/partitioner.h"
 #include "plugin_host/plugin_registry.h"
 #include "session/node_evaluator.h"
@@ -148,6 +149,12 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   optimize_options.disabled.insert(env->config().disabled_passes.begin(), env->config().disabled_passes.end());
   optimize_options.stop_after_pass = env->config().stop_after_pass;
   LOOM_RETURN_IF_ERROR(transform::optimize(*graph, optimize_options, ctx).with_context(model_name));
+  if (!options.optimized_model_path.empty()) {
+    onnxio::SaveOptions save_options;
+    save_options.external_data_threshold = options.optimized_model_external_threshold;
+    LOOM_RETURN_IF_ERROR(onnxio::save_model(*graph, save_options, options.optimized_model_path)
+                             .with_context(model_name + ": saving the optimized model"));
+  }
 
   partition_inputs.eps = eps;
   partition_inputs.priority_count = priority_count;

@@ -17,6 +17,12 @@
       Runs `loom bench --model M --runs 3 --warmup 1 --json` and checks that
       stdout is one JSON object with the timing keys, non-negative numbers,
       runs 3 and warmup 1.
+  cli_check.py optimize --loom L --workdir W
+      Builds a model whose Reshape target comes from a Shape -> Gather ->
+      Unsqueeze -> Concat chain, runs `loom optimize --check` on it and checks
+      the summary (the chain folds away), that outputs match, and that the
+      saved model (with its external data file) passes onnx.checker and has no
+      Shape node left (needs onnx and numpy; exits 77 = skipped without).
 Exit 0 on success, 1 with a reason on stderr otherwise.
 """
 import argparse
@@ -178,6 +184,72 @@ def cmd_bench_json(args):
     print(f"bench: median {report['median_ms']} ms, peak rss {report['peak_rss_mb']} MB")
 
 
+def shape_chain_model(path):
+    """y = MatMul(Reshape(x, Concat(dims 0 and 1 of Shape(x), [2, -1])), w), x [batch, seq, 8]."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto as T, helper as h, numpy_helper
+    nodes = [
+        h.make_node("Shape", ["x"], ["s"]),
+        h.make_node("Gather", ["s", "i0"], ["g0"]),
+        h.make_node("Gather", ["s", "i1"], ["g1"]),
+        h.make_node("Unsqueeze", ["g0", "axes"], ["u0"]),
+        h.make_node("Unsqueeze", ["g1", "axes"], ["u1"]),
+        h.make_node("Concat", ["u0", "u1", "tail"], ["shape"], axis=0),
+        h.make_node("Reshape", ["x", "shape"], ["r"]),
+        h.make_node("MatMul", ["r", "w"], ["y"]),
+    ]
+    inits = [
+        h.make_tensor("i0", T.INT64, [], [0]),
+        h.make_tensor("i1", T.INT64, [], [1]),
+        h.make_tensor("axes", T.INT64, [1], [0]),
+        h.make_tensor("tail", T.INT64, [2], [2, -1]),
+        # 4800 bytes: saved as external data with the default threshold
+        numpy_helper.from_array(np.random.RandomState(0).randn(4, 300).astype(np.float32), "w"),
+    ]
+    graph = h.make_graph(nodes, "shape_chain", [h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq", 8])],
+                         [h.make_tensor_value_info("y", T.FLOAT, ["batch", "seq", 2, 300])], inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 14)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def cmd_optimize(args):
+    try:
+        import numpy  # noqa: F401
+        import onnx
+    except ImportError as e:
+        print(f"skipped: {e}", file=sys.stderr)
+        sys.exit(SKIP)
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(os.path.join(args.workdir, "out"))
+    model = os.path.join(args.workdir, "shape_chain.onnx")
+    out = os.path.join(args.workdir, "out", "shape_chain_opt.onnx")
+    shape_chain_model(model)
+    p = run([args.loom, "optimize", "--model", model, "--out", out, "--check", "--dim", "batch=2", "--dim", "seq=3",
+             "--seed", "5"])
+    if p.returncode != 0:
+        fail(f"loom optimize --check failed:\n{show(p)}")
+    for pattern in (r"^nodes 8 -> 2$", r"^  Shape 1 -> 0$", r"^  Gather 2 -> 0$", r"^  Concat 1 -> 0$",
+                    r"^output y: max abs diff \S+, max rel diff \S+ ok$", r"^check passed"):
+        if not re.search(pattern, p.stdout, re.M):
+            fail(f"stdout does not match /{pattern}/:\n{show(p)}")
+    if not os.path.exists(out + ".data"):
+        fail(f"no external data file {out}.data:\n{show(p)}")
+    try:
+        onnx.checker.check_model(out, full_check=True)
+    except Exception as e:  # noqa: BLE001 - any checker failure is a test failure
+        fail(f"onnx.checker refuses {out}: {e}")
+    saved = onnx.load(out)
+    ops = sorted(n.op_type for n in saved.graph.node)
+    if ops != ["MatMul", "Reshape"]:
+        fail(f"expected MatMul and Reshape in the saved model, got {ops}")
+    if saved.producer_name != "loom":
+        fail(f"producer is '{saved.producer_name}', expected 'loom'")
+    print(f"optimized model {out} passes onnx.checker: {ops}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -200,6 +272,9 @@ def main():
     j = sub.add_parser("bench-json")
     j.add_argument("--loom", required=True)
     j.add_argument("--model", required=True)
+    o = sub.add_parser("optimize")
+    o.add_argument("--loom", required=True)
+    o.add_argument("--workdir", required=True)
     args = ap.parse_args()
     if args.mode == "expect":
         if args.cmd and args.cmd[0] == "--":
@@ -209,6 +284,8 @@ def main():
         cmd_expect(args)
     elif args.mode == "bench-json":
         cmd_bench_json(args)
+    elif args.mode == "optimize":
+        cmd_optimize(args)
     elif args.mode == "bad-model":
         cmd_bad_model(args)
     else:

@@ -19,5 +19,6 @@ Command run_command();
 Command plugins_command();
 Command partition_command();
 Command bench_command();
+Command optimize_command();
 
 }  // namespace loom::tools

@@ -53,6 +53,12 @@ struct PlacementReport {
 struct SessionOptions {
   // Overrides env config fields when set (non-empty / explicitly given).
   std::vector<std::string> providers;
+  // When non-empty, the graph is saved here as ONNX right after the graph
+  // passes (before partitioning): the model Loom optimized, loadable by any
+  // ONNX tool. Initializers of at least `optimized_model_external_threshold`
+  // bytes go to `<path>.data`. Session creation fails if saving fails.
+  std::string optimized_model_path;
+  size_t optimized_model_external_threshold = 1024;
 };
 
 class Session {
