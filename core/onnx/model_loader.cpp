@@ -31,40 +31,6 @@ constexpr int kMaxSubgraphDepth = 32;
 
 std::string normalise_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
-ir::ValueType convert_type(const ::onnx::TypeProto& t) {
-  ir::ValueType vt;
-  const ::onnx::TypeProto* tensor = nullptr;
-  switch (t.value_case()) {
-    case ::onnx::TypeProto::kTensorType:
-      tensor = &t;
-      break;
-    case ::onnx::TypeProto::kSequenceType:
-      vt.kind = ir::ValueKind::kSequence;
-      if (t.sequence_type().elem_type().has_tensor_type()) tensor = &t.sequence_type().elem_type();
-      break;
-    case ::onnx::TypeProto::kOptionalType:
-      vt.kind = ir::ValueKind::kOptional;
-      if (t.optional_type().elem_type().has_tensor_type()) tensor = &t.optional_type().elem_type();
-      else if (t.optional_type().elem_type().has_sequence_type()) vt.kind = ir::ValueKind::kOptional;
-      break;
-    default:
-      vt.kind = ir::ValueKind::kUnknown;
-      return vt;
-  }
-  if (tensor == nullptr) return vt;
-  const auto& tt = tensor->tensor_type();
-  vt.dtype = static_cast<DType>(tt.elem_type());
-  if (tt.has_shape()) {
-    vt.has_shape = true;
-    for (const auto& d : tt.shape().dim()) {
-      DimInfo di;
-      if (d.has_dim_value() && d.dim_value() >= 0) di.value = d.dim_value();
-      if (d.has_dim_param()) di.symbol = d.dim_param();
-      vt.dims.push_back(di);
-    }
-  }
-  return vt;
-}
 
 class GraphConverter {
  public:
@@ -97,14 +63,14 @@ class GraphConverter {
       return not_implemented("graph '" + gp.name() + "' has sparse initializers, which Loom does not support yet");
     for (const auto& vi : gp.input()) {
       g->inputs.push_back(vi.name());
-      if (vi.has_type()) g->value_types[vi.name()] = convert_type(vi.type());
+      if (vi.has_type()) g->value_types[vi.name()] = value_type_from_proto(vi.type());
     }
     for (const auto& vi : gp.output()) {
       g->outputs.push_back(vi.name());
-      if (vi.has_type()) g->value_types[vi.name()] = convert_type(vi.type());
+      if (vi.has_type()) g->value_types[vi.name()] = value_type_from_proto(vi.type());
     }
     for (const auto& vi : gp.value_info())
-      if (vi.has_type() && !g->value_types.count(vi.name())) g->value_types[vi.name()] = convert_type(vi.type());
+      if (vi.has_type() && !g->value_types.count(vi.name())) g->value_types[vi.name()] = value_type_from_proto(vi.type());
     for (auto& np : *gp.mutable_node()) {
       ir::Node n;
       n.name = np.name();
@@ -226,6 +192,41 @@ Expected<LoadedModel> parse_and_convert(google::protobuf::io::ZeroCopyInputStrea
 }
 
 }  // namespace
+
+ir::ValueType value_type_from_proto(const ::onnx::TypeProto& t) {
+  ir::ValueType vt;
+  const ::onnx::TypeProto* tensor = nullptr;
+  switch (t.value_case()) {
+    case ::onnx::TypeProto::kTensorType:
+      tensor = &t;
+      break;
+    case ::onnx::TypeProto::kSequenceType:
+      vt.kind = ir::ValueKind::kSequence;
+      if (t.sequence_type().elem_type().has_tensor_type()) tensor = &t.sequence_type().elem_type();
+      break;
+    case ::onnx::TypeProto::kOptionalType:
+      vt.kind = ir::ValueKind::kOptional;
+      if (t.optional_type().elem_type().has_tensor_type()) tensor = &t.optional_type().elem_type();
+      else if (t.optional_type().elem_type().has_sequence_type()) vt.kind = ir::ValueKind::kOptional;
+      break;
+    default:
+      vt.kind = ir::ValueKind::kUnknown;
+      return vt;
+  }
+  if (tensor == nullptr) return vt;
+  const auto& tt = tensor->tensor_type();
+  vt.dtype = static_cast<DType>(tt.elem_type());
+  if (tt.has_shape()) {
+    vt.has_shape = true;
+    for (const auto& d : tt.shape().dim()) {
+      DimInfo di;
+      if (d.has_dim_value() && d.dim_value() >= 0) di.value = d.dim_value();
+      if (d.has_dim_param()) di.symbol = d.dim_param();
+      vt.dims.push_back(di);
+    }
+  }
+  return vt;
+}
 
 bool is_onnx_domain(const std::string& domain) {
   return domain.empty() || domain == "ai.onnx.ml" || domain == "ai.onnx.preview.training";

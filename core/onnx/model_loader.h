@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include <onnx/onnx_pb.h>
+
 #include "ir/graph.h"
 #include "loom/status.h"
 
@@ -28,5 +30,8 @@ Expected<LoadedModel> load_model_bytes(const std::string& bytes, const std::stri
 // (domains "", "ai.onnx.ml", "ai.onnx.preview.training").
 bool is_known_onnx_op(const std::string& op_type, const std::string& domain, int64_t opset);
 bool is_onnx_domain(const std::string& domain);
+
+// The IR type of an ONNX TypeProto (kUnknown for kinds the IR does not model).
+ir::ValueType value_type_from_proto(const ::onnx::TypeProto& t);
 
 }  // namespace loom::onnxio

@@ -161,7 +161,9 @@ class GraphWriter {
         tp->set_name(name);
         tp->set_data_type(static_cast<int32_t>(t.dtype()));
         for (int64_t d : t.dims()) tp->add_dims(d);
-        LOOM_RETURN_IF_ERROR(external_->write(t, tp).with_context("initializer '" + name + "'"));
+        // Without a writer (a proto for type inference) only the type is kept.
+        if (external_ != nullptr)
+          LOOM_RETURN_IF_ERROR(external_->write(t, tp).with_context("initializer '" + name + "'"));
       } else {
         *tp = tensor_to_proto(t, name);
       }
@@ -241,6 +243,30 @@ class GraphWriter {
 
 }  // namespace
 
+namespace {
+
+void add_opset_imports(const ir::Graph& graph, ::onnx::ModelProto* model) {
+  std::map<std::string, int64_t> opsets = graph.opsets;
+  collect_node_domains(graph, &opsets);  // emplace: the graph's own imports win
+  for (const auto& [domain, version] : opsets) {
+    auto* op = model->add_opset_import();
+    op->set_domain(domain);
+    op->set_version(version);
+  }
+}
+
+}  // namespace
+
+Expected<::onnx::ModelProto> model_proto_for_inference(const ir::Graph& graph, size_t data_threshold) {
+  ::onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("loom");
+  add_opset_imports(graph, &model);
+  GraphWriter writer(data_threshold, nullptr);
+  LOOM_RETURN_IF_ERROR(writer.write(graph, model.mutable_graph()));
+  return model;
+}
+
 Status save_model(const ir::Graph& graph, const SaveOptions& options, const std::string& path) {
   if (path.empty()) return invalid_argument("save_model: empty output path");
   std::error_code ec;
@@ -260,13 +286,7 @@ Status save_model(const ir::Graph& graph, const SaveOptions& options, const std:
   ::onnx::ModelProto model;
   model.set_ir_version(8);
   model.set_producer_name("loom");
-  std::map<std::string, int64_t> opsets = graph.opsets;
-  collect_node_domains(graph, &opsets);  // emplace: the graph's own imports win
-  for (const auto& [domain, version] : opsets) {
-    auto* op = model.add_opset_import();
-    op->set_domain(domain);
-    op->set_version(version);
-  }
+  add_opset_imports(graph, &model);
 
   const std::string data_path = path + ".data";
   ExternalDataWriter external(data_path, fs::path(data_path).filename().string());

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <string>
 
+#include <onnx/onnx_pb.h>
+
 #include "ir/graph.h"
 #include "loom/status.h"
 
@@ -31,5 +33,10 @@ struct SaveOptions {
 // written) is replaced. Errors name the path: unwritable file or folder,
 // a model still over 2 GiB (e.g. huge tensor attributes).
 Status save_model(const ir::Graph& graph, const SaveOptions& options, const std::string& path);
+
+// The same model in memory for ONNX type and shape inference: initializers
+// of at least `data_threshold` bytes carry their type and dims but no data
+// (inference reads the data of small shape-like tensors only).
+Expected<::onnx::ModelProto> model_proto_for_inference(const ir::Graph& graph, size_t data_threshold);
 
 }  // namespace loom::onnxio

@@ -21,6 +21,9 @@ using NodeEvaluator = std::function<Expected<std::vector<Tensor>>(const ir::Grap
 struct PassContext {
   NodeEvaluator evaluate;  // may be empty: passes that need it then do nothing
   std::string model_name;
+  // Bumped by the pass manager after every pass run that changed the graph
+  // (passes that cache work per graph state compare it).
+  uint64_t graph_version = 0;
 };
 
 class Pass {
@@ -38,6 +41,7 @@ std::unique_ptr<Pass> make_constant_folding();
 std::unique_ptr<Pass> make_identity_elimination();
 std::unique_ptr<Pass> make_dead_code_elimination();
 std::unique_ptr<Pass> make_reshape_shape_folding();
+std::unique_ptr<Pass> make_shape_inference();
 // Extended level: fusions into ONNX Runtime's contrib ops (com.microsoft).
 std::unique_ptr<Pass> make_layer_norm_fusion();
 std::unique_ptr<Pass> make_gelu_fusion();

@@ -20,6 +20,7 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   p.push_back(make_reshape_shape_folding());
   p.push_back(make_identity_elimination());
   p.push_back(make_dead_code_elimination());
+  p.push_back(make_shape_inference());
   p.push_back(make_layer_norm_fusion());
   p.push_back(make_gelu_fusion());
   p.push_back(make_skip_layer_norm_fusion());
@@ -85,6 +86,7 @@ Status optimize(ir::Graph& graph, const OptimizeOptions& options, PassContext& c
       log::logger()->debug("{}: pass run {} {} (round {}): {} in {:.2f} ms", ctx.model_name, run.number, run.pass,
                            round, run.changed ? "changed the graph" : "no change", run.ms);
       if (!st) return st.with_context("pass " + pass->name() + " (run " + std::to_string(run.number) + ")");
+      if (run.changed) ++ctx.graph_version;
       totals[run.pass].first += run.ms;
       totals[run.pass].second += run.changed;
       any = any || run.changed;

@@ -131,6 +131,40 @@ TEST(FusionTest, LayerNormNearMisses) {
   expect_no_fusion(layer_norm_model(leak), x_input({2, 3, 8}), "ReduceMean", "intermediate also an output");
 }
 
+TEST(FusionTest, LayerNormAfterAComputedReshapeFusesOnceShapesAreReinferred) {
+  // x.view(x.size(0), x.size(1), 8) then LayerNorm written out: ONNX's
+  // load-time inference cannot see through the Shape chain, so the width
+  // (needed to check gamma) is known only after reshape_shape_folding and
+  // shape_inference have run.
+  testing::ModelBuilder m(14);
+  m.input("in", kFloat, {-1, -1, 2, 4});
+  m.int64_initializer("i0", {}, {0});
+  m.int64_initializer("i1", {}, {1});
+  m.int64_initializer("axes", {1}, {0});
+  m.int64_initializer("width", {1}, {8});
+  m.float_initializer("two", {}, {2.f});
+  m.float_initializer("eps", {}, {1e-5f});
+  m.float_initializer("gamma", {8}, wave(8, 1.f, 1.f));
+  m.node("Shape", {"in"}, {"s"});
+  m.node("Gather", {"s", "i0"}, {"g0"});
+  m.node("Gather", {"s", "i1"}, {"g1"});
+  m.node("Unsqueeze", {"g0", "axes"}, {"u0"});
+  m.node("Unsqueeze", {"g1", "axes"}, {"u1"});
+  testing::add_int_attr(m.node("Concat", {"u0", "u1", "width"}, {"shape"}), "axis", 0);
+  m.node("Reshape", {"in", "shape"}, {"x"});
+  testing::add_ints_attr(m.node("ReduceMean", {"x"}, {"mean"}), "axes", {-1});
+  m.node("Sub", {"x", "mean"}, {"d"});
+  m.node("Pow", {"d", "two"}, {"sq"});
+  testing::add_ints_attr(m.node("ReduceMean", {"sq"}, {"var"}), "axes", {-1});
+  m.node("Add", {"var", "eps"}, {"ve"});
+  m.node("Sqrt", {"ve"}, {"sd"});
+  m.node("Div", {"d", "sd"}, {"n"});
+  m.node("Mul", {"n", "gamma"}, {"y"});
+  m.output("y", kFloat, {});
+  expect_fuses(m.bytes(), {{"in", testing::float_tensor({2, 3, 2, 4}, wave(48, 2.f))}},
+               {{"Reshape", 1}, {"LayerNormalization", 1}}, "LayerNorm after a computed Reshape");
+}
+
 // ---- GELU (erf) and BiasGelu ----
 // form 0: (x * (1 + e)) * 0.5; 1: x * ((1 + e) * 0.5); 2: (x * 0.5) * (1 + e)
 std::string gelu_model(int form, bool bias, bool leak_erf = false, float divisor = 1.4142135f) {

@@ -1,0 +1,88 @@
+// Shape inference (basic): ONNX's type and shape inference runs once at
+// load; rewrites can make more known (a Reshape target folded to a constant
+// gives its output a rank, and everything after it). This pass re-runs
+// ONNX inference on the current graph whenever another pass changed it since
+// the last run, and records every type that became more precise: a rank
+// where there was none, a dim value where there was a symbol or nothing.
+// Types never become less precise, so the pass converges.
+#include <onnx/shape_inference/implementation.h>
+
+#include "base/logging.h"
+#include "onnx/model_loader.h"
+#include "onnx/model_saver.h"
+#include "transform/pass.h"
+
+namespace loom::transform {
+namespace {
+
+// Initializers at least this big are given to inference by type only.
+constexpr size_t kInferenceDataThreshold = 4096;
+
+bool more_precise(const ir::ValueType& now, const ir::ValueType& before) {
+  if (now.kind != before.kind) return before.kind == ValueKind::kUnknown;
+  if (before.dtype == DType::kUndefined && now.dtype != DType::kUndefined) return true;
+  if (now.dtype != before.dtype && before.dtype != DType::kUndefined) return false;
+  if (!now.has_shape) return false;
+  if (!before.has_shape) return true;
+  if (now.dims.size() != before.dims.size()) return false;
+  bool gained = false;
+  for (size_t i = 0; i < now.dims.size(); ++i) {
+    const DimInfo &n = now.dims[i], &b = before.dims[i];
+    if (b.value >= 0 && n.value != b.value) return false;  // contradiction: keep what was known
+    if (b.value < 0 && n.value >= 0) gained = true;
+    if (b.value < 0 && n.value < 0 && b.symbol.empty() && !n.symbol.empty()) gained = true;
+  }
+  return gained;
+}
+
+class ShapeInference : public Pass {
+ public:
+  std::string name() const override { return "shape_inference"; }
+  OptimizationLevel level() const override { return OptimizationLevel::kBasic; }
+
+  Status run(ir::Graph& graph, PassContext& ctx, bool* changed) override {
+    if (ctx.graph_version == inferred_version_) return Status::ok();
+    inferred_version_ = ctx.graph_version;
+    auto model = onnxio::model_proto_for_inference(graph, kInferenceDataThreshold);
+    if (!model) {
+      log::logger()->debug("{}: shape inference skipped: {}", ctx.model_name, model.status().message());
+      return Status::ok();
+    }
+    try {
+      ::onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true};
+      ::onnx::shape_inference::InferShapes(*model, ::onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& e) {
+      log::logger()->debug("{}: shape inference stopped early: {}", ctx.model_name, e.what());
+    }
+    int gained = 0;
+    auto take = [&](const ::onnx::ValueInfoProto& vi) {
+      if (!vi.has_type() || graph.is_initializer(vi.name())) return;
+      const ir::ValueType now = onnxio::value_type_from_proto(vi.type());
+      auto it = graph.value_types.find(vi.name());
+      if (it == graph.value_types.end()) {
+        if (now.kind == ValueKind::kUnknown) return;
+        graph.value_types[vi.name()] = now;
+        ++gained;
+      } else if (more_precise(now, it->second)) {
+        it->second = now;
+        ++gained;
+      }
+    };
+    for (const auto& vi : model->graph().value_info()) take(vi);
+    for (const auto& vi : model->graph().output()) take(vi);
+    if (gained > 0) {
+      log::logger()->debug("{}: shape inference made {} value type(s) more precise", ctx.model_name, gained);
+      *changed = true;
+    }
+    return Status::ok();
+  }
+
+ private:
+  uint64_t inferred_version_ = ~uint64_t{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_shape_inference() { return std::make_unique<ShapeInference>(); }
+
+}  // namespace loom::transform
