@@ -4,7 +4,8 @@
 // way round) becomes com.microsoft Gelu(x); when x = a + bias with bias a
 // constant vector over the last dim read only by the pattern, BiasGelu(a,
 // bias) (ONNX Runtime's contrib ops; the MatMul before it keeps the bias as
-// a post-op in EPs that fuse one).
+// a post-op in EPs that fuse one). A Gelu already fused whose input is such
+// an Add becomes BiasGelu too.
 #include <set>
 
 #include "base/logging.h"
@@ -87,6 +88,30 @@ std::optional<GeluMatch> match(const GraphMatcher& m, const ir::Node& erf) {
   return out;
 }
 
+// An existing Gelu(a + bias) (fused before the bias's width was known, or
+// from another tool): BiasGelu(a, bias) when the Add is read only by it.
+std::optional<GeluMatch> match_biased_gelu(const GraphMatcher& m, const ir::Node& gelu) {
+  if (gelu.op_type != "Gelu" || gelu.domain != kMicrosoftDomain || gelu.inputs.size() != 1 || gelu.outputs.size() != 1)
+    return std::nullopt;
+  const std::string& x = gelu.inputs[0];
+  const ir::Node* add = m.producer(x);
+  if (!add || m.sole_consumer(x) != &gelu || !GraphMatcher::is(*add, "Add", 2)) return std::nullopt;
+  for (size_t k = 0; k < 2; ++k) {
+    const std::string& input = add->inputs[1 - k];
+    if (m.vector_operand(*add, "Add", input) == add->inputs[k] && m.is_float(input)) {
+      GeluMatch out;
+      out.nodes = {add->id, gelu.id};
+      out.x = x;
+      out.y = gelu.outputs[0];
+      out.name = gelu.name;
+      out.bias_input = input;
+      out.bias = add->inputs[k];
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
 class GeluFusion : public Pass {
  public:
   std::string name() const override { return "gelu_fusion"; }
@@ -99,6 +124,7 @@ class GeluFusion : public Pass {
       std::set<ir::NodeId> taken;
       for (const auto& n : graph.nodes()) {
         auto g = match(m, *n);
+        if (!g) g = match_biased_gelu(m, *n);
         if (!g) continue;
         bool overlaps = false;
         for (ir::NodeId id : g->nodes) overlaps |= taken.count(id) > 0;

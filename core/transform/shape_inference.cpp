@@ -4,36 +4,22 @@
 // ONNX inference on the current graph whenever another pass changed it since
 // the last run, and records every type that became more precise: a rank
 // where there was none, a dim value where there was a symbol or nothing.
-// Types never become less precise, so the pass converges.
+// Then Loom's symbolic propagation (symbolic_shapes.h) names the dims ONNX
+// leaves anonymous. Types never become less precise, so the pass converges.
 #include <onnx/shape_inference/implementation.h>
 
 #include "base/logging.h"
 #include "onnx/model_loader.h"
 #include "onnx/model_saver.h"
 #include "transform/pass.h"
+#include "transform/symbolic_shapes.h"
+#include "transform/type_precision.h"
 
 namespace loom::transform {
 namespace {
 
 // Initializers at least this big are given to inference by type only.
 constexpr size_t kInferenceDataThreshold = 4096;
-
-bool more_precise(const ir::ValueType& now, const ir::ValueType& before) {
-  if (now.kind != before.kind) return before.kind == ValueKind::kUnknown;
-  if (before.dtype == DType::kUndefined && now.dtype != DType::kUndefined) return true;
-  if (now.dtype != before.dtype && before.dtype != DType::kUndefined) return false;
-  if (!now.has_shape) return false;
-  if (!before.has_shape) return true;
-  if (now.dims.size() != before.dims.size()) return false;
-  bool gained = false;
-  for (size_t i = 0; i < now.dims.size(); ++i) {
-    const DimInfo &n = now.dims[i], &b = before.dims[i];
-    if (b.value >= 0 && n.value != b.value) return false;  // contradiction: keep what was known
-    if (b.value < 0 && n.value >= 0) gained = true;
-    if (b.value < 0 && n.value < 0 && b.symbol.empty() && !n.symbol.empty()) gained = true;
-  }
-  return gained;
-}
 
 class ShapeInference : public Pass {
  public:
@@ -70,6 +56,7 @@ class ShapeInference : public Pass {
     };
     for (const auto& vi : model->graph().value_info()) take(vi);
     for (const auto& vi : model->graph().output()) take(vi);
+    gained += propagate_symbolic_shapes(graph);
     if (gained > 0) {
       log::logger()->debug("{}: shape inference made {} value type(s) more precise", ctx.model_name, gained);
       *changed = true;
