@@ -31,10 +31,9 @@ class GraphPatch {
   void remove_node(ir::NodeId id);
   // Stages setting input `index` of an existing node to `value`.
   void set_input(ir::NodeId id, size_t index, std::string value);
-  // Stages replacing every read of `from` (node inputs, subgraph captures
-  // are not rewritten: such a patch is rejected) and graph outputs named
-  // `from` by `to`. Graph outputs keep their name: the producer of `to` is
-  // renamed to produce `from` instead when `from` is a graph output.
+  // Stages replacing every read of `from` by `to` in node inputs (a patch
+  // that would need subgraph captures rewritten is rejected). Graph outputs
+  // keep their names: a graph output named `from` gets an Identity(to).
   void replace_uses(const std::string& from, const std::string& to);
   // Makes the graph import `domain` (at least at `version`) on commit, for
   // nodes of that domain the patch adds.

@@ -38,6 +38,11 @@ class Pass {
 // Lowerings (level kDisabled) run at every level: they give ops their meaning.
 std::unique_ptr<Pass> make_gradient_lowering();
 std::unique_ptr<Pass> make_constant_folding();
+std::unique_ptr<Pass> make_cast_elimination();
+std::unique_ptr<Pass> make_transpose_reshape_simplification();
+std::unique_ptr<Pass> make_common_subexpression_elimination();
+std::unique_ptr<Pass> make_conv_bn_folding();
+std::unique_ptr<Pass> make_conv_scale_folding();
 std::unique_ptr<Pass> make_identity_elimination();
 std::unique_ptr<Pass> make_dead_code_elimination();
 std::unique_ptr<Pass> make_reshape_shape_folding();
@@ -45,6 +50,8 @@ std::unique_ptr<Pass> make_shape_inference();
 // Extended level: fusions into ONNX Runtime's contrib ops (com.microsoft).
 std::unique_ptr<Pass> make_layer_norm_fusion();
 std::unique_ptr<Pass> make_gelu_fusion();
+std::unique_ptr<Pass> make_fast_gelu_fusion();
+std::unique_ptr<Pass> make_attention_fusion();
 std::unique_ptr<Pass> make_skip_layer_norm_fusion();
 
 }  // namespace loom::transform

@@ -17,12 +17,19 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   std::vector<std::unique_ptr<Pass>> p;
   p.push_back(make_gradient_lowering());
   p.push_back(make_constant_folding());
+  p.push_back(make_cast_elimination());
+  p.push_back(make_transpose_reshape_simplification());
+  p.push_back(make_common_subexpression_elimination());
+  p.push_back(make_conv_bn_folding());
+  p.push_back(make_conv_scale_folding());
   p.push_back(make_reshape_shape_folding());
   p.push_back(make_identity_elimination());
   p.push_back(make_dead_code_elimination());
   p.push_back(make_shape_inference());
   p.push_back(make_layer_norm_fusion());
   p.push_back(make_gelu_fusion());
+  p.push_back(make_fast_gelu_fusion());
+  p.push_back(make_attention_fusion());
   p.push_back(make_skip_layer_norm_fusion());
   return p;
 }

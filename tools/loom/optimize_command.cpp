@@ -230,7 +230,7 @@ Expected<std::shared_ptr<Environment>> environment_at(Config config, Optimizatio
 
 void print_passes() {
   for (const GraphPassInfo& p : graph_passes())
-    std::cout << p.name << std::string(p.name.size() < 32 ? 32 - p.name.size() : 1, ' ')
+    std::cout << p.name << std::string(p.name.size() < 40 ? 40 - p.name.size() : 1, ' ')
               << optimization_level_name(p.level) << "\n";
 }
 

@@ -8,64 +8,18 @@
 
 #include "common/model_builder.h"
 #include "common/test_env.h"
+#include "fusion_checks.h"
 
 namespace loom {
 namespace {
 
 constexpr auto kFloat = ::onnx::TensorProto::FLOAT;
 
-std::vector<float> wave(size_t n, float scale = 1.f, float phase = 0.f) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = scale * std::sin(0.7f * static_cast<float>(i) + phase);
-  return v;
-}
-
-std::unique_ptr<Session> session(const std::string& model, OptimizationLevel level) {
-  Config c;
-  c.providers = {"reference"};
-  c.optimization_level = level;
-  auto s = Session::create_from_bytes(testing::make_env(c), model);
-  EXPECT_TRUE(s.has_value()) << s.status().message();
-  return s ? std::move(*s) : nullptr;
-}
-
-std::map<std::string, int> op_counts(const Session& s) {
-  std::map<std::string, int> counts;
-  for (const auto& n : s.placement().nodes) ++counts[(n.domain.empty() ? "" : n.domain + ".") + n.op_type];
-  return counts;
-}
-
-// Fuses at `extended` to `fused` (op counts) and matches the unfused model.
-void expect_fuses(const std::string& model, const std::map<std::string, Tensor>& inputs,
-                  const std::map<std::string, int>& fused, const std::string& what) {
-  auto plain = session(model, OptimizationLevel::kDisabled);
-  auto opt = session(model, OptimizationLevel::kExtended);
-  ASSERT_TRUE(plain && opt) << what;
-  EXPECT_EQ(op_counts(*opt), fused) << what;
-  auto want = plain->run(inputs);
-  auto got = opt->run(inputs);
-  ASSERT_TRUE(want.has_value()) << what << ": " << want.status().message();
-  ASSERT_TRUE(got.has_value()) << what << ": " << got.status().message();
-  ASSERT_EQ(want->size(), got->size());
-  for (size_t o = 0; o < want->size(); ++o) {
-    ASSERT_EQ((*want)[o].dims(), (*got)[o].dims()) << what;
-    const auto a = testing::values_of((*want)[o]), b = testing::values_of((*got)[o]);
-    for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5f + 1e-5f * std::fabs(a[i])) << what << " at " << i;
-  }
-}
-
-// Leaves `op` in place at `extended`, still computing the same.
-void expect_no_fusion(const std::string& model, const std::map<std::string, Tensor>& inputs, const std::string& op,
-                      const std::string& what) {
-  auto opt = session(model, OptimizationLevel::kExtended);
-  ASSERT_TRUE(opt) << what;
-  EXPECT_GT(op_counts(*opt)[op], 0) << what << ": expected no fusion";
-  auto plain = session(model, OptimizationLevel::kDisabled);
-  auto want = plain->run(inputs);
-  auto got = opt->run(inputs);
-  ASSERT_TRUE(want && got) << what;
-  EXPECT_EQ(testing::values_of((*want)[0]), testing::values_of((*got)[0])) << what;
-}
+using testing::expect_fuses;
+using testing::expect_no_fusion;
+using testing::op_counts;
+using testing::session;
+using testing::wave;
 
 // ---- LayerNorm written out ----
 struct LnOptions {
