@@ -4,6 +4,7 @@
 
 #include "pattern_fusion.h"
 #include "program_builder.h"
+#include "skip_layer_norm_split.h"
 
 namespace loom::onednn {
 
@@ -32,6 +33,7 @@ OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, EpOpti
   fuse_hardswish_patterns(spec_);
   fuse_gelu_patterns(spec_);
   fuse_layer_norm_patterns(spec_);
+  split_skip_layer_norms(spec_);
 }
 
 std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& ctx) {

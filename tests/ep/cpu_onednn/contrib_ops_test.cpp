@@ -119,6 +119,35 @@ TEST(OnednnContrib, SkipLayerNormalizationMatchesReference) {
                            "SkipLayerNorm hidden 768");
 }
 
+TEST(OnednnContrib, SkipLayerNormalizationSplitIntoMatMulPostOps) {
+  // As Loom's fusion emits it for BERT: the MatMul result may be either
+  // operand, the bias belongs to it, dims are symbolic at claim time. The EP
+  // splits the node into Add(mm, bias), Add(., residual), LayerNorm so both
+  // adds become the MatMul's post-ops; output 3 (the sum) must still appear.
+  for (bool matmul_as_skip : {false, true})
+    for (bool sum_output : {false, true}) {
+      auto m = ms_model();
+      m.input("x", kFloat, {-1, -1, 32});
+      m.input("residual", kFloat, {-1, -1, 32});
+      random_weights(m, "w", {32, 32}, 8, 32);
+      random_weights(m, "gamma", {32}, 10);
+      random_weights(m, "beta", {32}, 11);
+      random_weights(m, "bias", {32}, 12);
+      m.node("MatMul", {"x", "w"}, {"mm"});
+      const std::string a = matmul_as_skip ? "residual" : "mm", b = matmul_as_skip ? "mm" : "residual";
+      m.node("SkipLayerNormalization", {a, b, "gamma", "beta", "bias"},
+             sum_output ? std::initializer_list<std::string>{"y", "", "", "sum"} : std::initializer_list<std::string>{"y"},
+             "", kMs);
+      m.output("y", kFloat, {});
+      if (sum_output) m.output("sum", kFloat, {});
+      const std::map<std::string, Tensor> in = {{"x", random_tensor({2, 5, 32}, 3)},
+                                                {"residual", random_tensor({2, 5, 32}, 4)}};
+      expect_matches_reference(m.bytes(), in, {1e-4, 1e-4},
+                               std::string("MatMul as ") + (matmul_as_skip ? "skip" : "input") +
+                                   (sum_output ? ", sum output" : ""));
+    }
+}
+
 // LayerNormalization in the default domain before opset 17 is ORT's contrib
 // op (same semantics): claimed like opset 17's.
 TEST(OnednnContrib, LayerNormalizationBeforeOpset17MatchesReference) {
