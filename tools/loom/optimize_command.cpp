@@ -29,7 +29,7 @@ constexpr int kExitError = 2;  // this command reports every error as 2, not onl
 struct OptimizeRequest {
   std::string model;
   std::string out;
-  OptimizationLevel level = OptimizationLevel::kBasic;
+  OptimizationLevel level = Config{}.optimization_level;  // sessions' default
   std::vector<std::string> providers;
   FeedRequest feeds;
   bool check = false;
@@ -287,7 +287,7 @@ Command optimize_command() {
               {"model", "M.onnx", "the model to optimize (required)"},
               {"out", "OUT.onnx", "where to save the optimized model (required); large initializers go to "
                                   "OUT.onnx.data"},
-              {"level", "L", "disabled, basic, extended, layout or all (default basic)"},
+              {"level", "L", "disabled, basic, extended, layout or all (default extended, as for sessions)"},
               {"providers", "a,b", "execution providers in priority order (constant folding runs on them)"},
               {"config", "F", "JSON configuration file (its disabled_passes and stop_after_pass apply)"},
               {"check", "", "run the original and the saved model (both unoptimized) on the same random inputs "

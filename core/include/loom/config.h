@@ -7,7 +7,7 @@
 //     "providers":     ["cpu_onednn", "reference"],  // priority order
 //     "provider_options": { "<provider>": { "<key>": "<string value>" } },
 //     "fallback":      "allow" | "warn" | "deny",   // default "allow"
-//     "optimization_level": "disabled" | "basic" | "extended" | "layout" | "all", // default "basic"
+//     "optimization_level": "disabled" | "basic" | "extended" | "layout" | "all", // default "extended"
 //     "threads": { "intra_op": int >= 0, "inter_op": int >= 0 },  // 0 = default
 //     "log_level": "trace" | "debug" | "info" | "warn" | "error" | "off"  // default "warn"
 //   }
@@ -32,7 +32,7 @@ struct Config {
   std::vector<std::string> providers;
   std::map<std::string, std::map<std::string, std::string>> provider_options;
   FallbackPolicy fallback = FallbackPolicy::kAllow;
-  OptimizationLevel optimization_level = OptimizationLevel::kBasic;
+  OptimizationLevel optimization_level = OptimizationLevel::kExtended;
   // Graph passes not to run, by name (`loom optimize --list-passes` names
   // them); unknown names are an error at session creation.
   std::vector<std::string> disabled_passes;
