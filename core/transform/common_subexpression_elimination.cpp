@@ -52,7 +52,9 @@ void put_tensor(std::string& key, const Tensor& t) {
 
 // A key equal for two nodes exactly when they compute the same thing from
 // the same values; nullopt for nodes that must not be merged.
-std::optional<std::string> node_key(const ir::Node& n) {
+// `canon` maps a value name to the name it will have once earlier merges
+// are applied.
+std::optional<std::string> node_key(const ir::Node& n, const std::unordered_map<std::string, std::string>& canon) {
   if ((!n.domain.empty() && n.domain != "ai.onnx.ml") || kNonDeterministic.count(n.op_type) || n.outputs.empty())
     return std::nullopt;
   std::string key;
@@ -60,7 +62,10 @@ std::optional<std::string> node_key(const ir::Node& n) {
   put(key, n.domain);
   put(key, std::to_string(n.opset));
   put(key, std::to_string(n.inputs.size()));
-  for (const std::string& in : n.inputs) put(key, in);
+  for (const std::string& in : n.inputs) {
+    auto c = canon.find(in);
+    put(key, c == canon.end() ? in : c->second);
+  }
   // Which outputs exist (an omitted optional output may not be computed).
   for (const std::string& o : n.outputs) key += o.empty() ? '0' : '1';
   std::vector<const ir::Attribute*> attrs;
@@ -101,15 +106,17 @@ class CommonSubexpressionElimination : public Pass {
   std::string name() const override { return "common_subexpression_elimination"; }
   OptimizationLevel level() const override { return OptimizationLevel::kBasic; }
 
+  // All merges of a run go into one patch (one validation of the graph):
+  // nodes are keyed with the names their inputs will have after the merges
+  // found so far, so readers of merged nodes merge in the same run.
   Status run(ir::Graph& graph, PassContext& ctx, bool* changed) override {
-    merge_initializers(graph, ctx, changed);
+    std::unordered_map<std::string, std::string> canon;  // merged value -> kept value
+    GraphPatch patch(graph, name());
+    merge_initializers(graph, patch, canon);
     LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph.topological_order());
-    // Commits only remove nodes already visited (or add Identity nodes that
-    // are not in `order`), so the remaining pointers stay valid; inputs of
-    // later nodes are rewritten by each commit before they are keyed.
     std::unordered_map<std::string, const ir::Node*> first;
     for (ir::Node* n : order) {
-      auto key = node_key(*n);
+      auto key = node_key(*n, canon);
       if (!key) continue;
       // An Identity naming a graph output would only be replaced by another
       // (graph outputs keep their names), round after round.
@@ -120,22 +127,26 @@ class CommonSubexpressionElimination : public Pass {
       auto [it, inserted] = first.emplace(*key, n);
       if (inserted) continue;
       const ir::Node& keep = *it->second;
-      GraphPatch patch(graph, name() + " at '" + n->label() + "'");
       for (size_t i = 0; i < n->outputs.size(); ++i)
-        if (!n->outputs[i].empty()) patch.replace_uses(n->outputs[i], keep.outputs[i]);
+        if (!n->outputs[i].empty()) {
+          patch.replace_uses(n->outputs[i], keep.outputs[i]);
+          canon[n->outputs[i]] = keep.outputs[i];
+        }
       patch.remove_node(n->id);
-      Status st = patch.commit();
-      if (!st) {
-        log::logger()->debug("{}: {}", ctx.model_name, st.message());
-        continue;
-      }
-      *changed = true;
     }
+    if (patch.empty()) return Status::ok();
+    Status st = patch.commit();
+    if (!st) {
+      log::logger()->debug("{}: {}", ctx.model_name, st.message());
+      return Status::ok();
+    }
+    *changed = true;
     return Status::ok();
   }
 
  private:
-  static void merge_initializers(ir::Graph& graph, PassContext& ctx, bool* changed) {
+  static void merge_initializers(const ir::Graph& graph, GraphPatch& patch,
+                                 std::unordered_map<std::string, std::string>& canon) {
     std::set<std::string> read;  // only initializers something reads need merging
     for (const auto& n : graph.nodes())
       for (const std::string& v : n->inputs) read.insert(v);
@@ -150,14 +161,8 @@ class CommonSubexpressionElimination : public Pass {
       if (!inserted && read.count(name)) merges.emplace_back(name, it->second);
     }
     for (const auto& [dup, keep] : merges) {
-      GraphPatch patch(graph, "common_subexpression_elimination of initializer '" + dup + "'");
-      patch.replace_uses(dup, keep);
-      Status st = patch.commit();
-      if (!st) {
-        log::logger()->debug("{}: {}", ctx.model_name, st.message());
-        continue;
-      }
-      *changed = true;  // the duplicate is now unread: dead-code elimination drops it
+      patch.replace_uses(dup, keep);  // the duplicate is then unread: dead-code elimination drops it
+      canon[dup] = keep;
     }
   }
 };

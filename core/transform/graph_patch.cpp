@@ -1,6 +1,7 @@
 #include "transform/graph_patch.h"
 
 #include <algorithm>
+#include <string_view>
 #include <unordered_map>
 
 namespace loom::transform {
@@ -62,42 +63,29 @@ bool GraphPatch::empty() const {
   return added_.empty() && removed_.empty() && inputs_set_.empty() && replaced_.empty() && initializers_.empty();
 }
 
+bool has_subgraphs(const ir::Node& n) {
+  for (const ir::Attribute& a : n.attributes)
+    if (a.graph || !a.graphs.empty()) return true;
+  return false;
+}
+
 Status GraphPatch::commit() {
   auto reject = [&](const std::string& what) { return invalid_graph(why_ + ": rewrite rejected, " + what); };
-  // The nodes as they would be, before anything is applied.
-  std::vector<ir::Node> result;
-  std::vector<ir::NodeId> original_id;  // per result node; kNew for added ones
-  constexpr ir::NodeId kNew = ~ir::NodeId{0};
   for (ir::NodeId id : removed_)
-    if (graph_.find_node(id) == nullptr) return reject("it removes node #" + std::to_string(id) + ", which is not in the graph");
-  for (const auto& [id, _] : inputs_set_) {
+    if (graph_.find_node(id) == nullptr)
+      return reject("it removes node #" + std::to_string(id) + ", which is not in the graph");
+  for (const auto& [id, set] : inputs_set_) {
     const ir::Node* n = graph_.find_node(id);
     if (n == nullptr || removed_.count(id)) return reject("it rewires node #" + std::to_string(id) + " it also removes");
-    for (const auto& [index, __] : _)
-      if (index >= n->inputs.size()) return reject("input " + std::to_string(index) + " of node " + n->label() + " does not exist");
+    for (const auto& [index, _] : set)
+      if (index >= n->inputs.size())
+        return reject("input " + std::to_string(index) + " of node " + n->label() + " does not exist");
   }
-  for (const auto& n : graph_.nodes()) {
-    if (removed_.count(n->id)) continue;
-    ir::Node copy = *n;
-    auto it = inputs_set_.find(n->id);
-    if (it != inputs_set_.end())
-      for (const auto& [index, value] : it->second) copy.inputs[index] = value;
-    result.push_back(std::move(copy));
-    original_id.push_back(n->id);
-  }
-  for (const ir::Node& n : added_) {
-    result.push_back(n);
-    original_id.push_back(kNew);
-  }
-  std::vector<std::string> outputs = graph_.outputs;
+  // Identity nodes keeping graph outputs whose uses are redirected.
   std::vector<ir::Node> identities;
+  std::unordered_map<std::string, std::string> redirect;
   for (const auto& [from, to] : replaced_) {
-    for (ir::Node& n : result) {
-      for (std::string& in : n.inputs)
-        if (in == from) in = to;
-      if (ir::captured_values(n).count(from))
-        return reject("node " + n.label() + " reads '" + from + "' inside a subgraph");
-    }
+    redirect[from] = to;
     if (graph_.is_graph_output(from)) {
       ir::Node id;
       id.op_type = "Identity";
@@ -105,45 +93,97 @@ Status GraphPatch::commit() {
       id.name = fresh_name(from + "/identity");
       id.inputs = {to};
       id.outputs = {from};
-      identities.push_back(id);
+      identities.push_back(std::move(id));
     }
   }
-  for (ir::Node& n : identities) {
-    result.push_back(n);
-    original_id.push_back(kNew);
+  // The nodes as they would be, as views: no node is copied. Input k of
+  // view i is overrides (inputs_set_) first, then redirected uses.
+  struct View {
+    const ir::Node* node;
+    ir::NodeId original;  // kNew for added nodes
+    std::vector<std::string> inputs;  // effective inputs, filled only when they differ
+    bool rewired = false;
+  };
+  constexpr ir::NodeId kNew = ~ir::NodeId{0};
+  std::vector<View> views;
+  views.reserve(graph_.nodes().size() + added_.size() + identities.size());
+  for (const auto& n : graph_.nodes())
+    if (!removed_.count(n->id)) views.push_back({n.get(), n->id, {}, false});
+  for (const ir::Node& n : added_) views.push_back({&n, kNew, {}, false});
+  for (const ir::Node& n : identities) views.push_back({&n, kNew, {}, false});
+  // Redirects are followed to their end (a -> b and b -> c take a to c,
+  // whatever order they were staged in; a cycle stops after as many hops as
+  // there are redirects); the Identity nodes keeping graph outputs are not
+  // redirected.
+  const size_t first_identity = views.size() - identities.size();
+  auto redirected = [&](std::string in) {
+    for (size_t hops = 0; hops < replaced_.size(); ++hops) {
+      auto r = redirect.find(in);
+      if (r == redirect.end()) break;
+      in = r->second;
+    }
+    return in;
+  };
+  for (size_t i = 0; i < first_identity; ++i) {
+    View& v = views[i];
+    auto set = v.original == kNew ? inputs_set_.end() : inputs_set_.find(v.original);
+    bool differs = set != inputs_set_.end();
+    for (const std::string& in : v.node->inputs) differs = differs || redirect.count(in) > 0;
+    if (!differs) continue;
+    v.inputs = v.node->inputs;
+    if (set != inputs_set_.end())
+      for (const auto& [index, value] : set->second) v.inputs[index] = value;
+    for (std::string& in : v.inputs) in = redirected(in);
+    v.rewired = true;
   }
+  for (const View& v : views)
+    if (!redirect.empty() && has_subgraphs(*v.node))
+      for (const std::string& c : ir::captured_values(*v.node))
+        if (redirect.count(c)) return reject("node " + v.node->label() + " reads '" + c + "' inside a subgraph");
+
   // Every value produced once, every read defined, the graph outputs made.
-  std::unordered_map<std::string, size_t> producer;
-  for (size_t i = 0; i < result.size(); ++i)
-    for (const std::string& o : result[i].outputs) {
+  std::unordered_map<std::string_view, size_t> producer;
+  producer.reserve(views.size() * 2);
+  for (size_t i = 0; i < views.size(); ++i)
+    for (const std::string& o : views[i].node->outputs) {
       if (o.empty()) continue;
       if (!producer.emplace(o, i).second) return reject("value '" + o + "' would have two producers");
-      if (graph_.initializers.count(o) || initializers_.count(o) || graph_.is_graph_input(o))
-        return reject("node " + result[i].label() + " would overwrite input or initializer '" + o + "'");
+      if (views[i].original == kNew &&
+          (graph_.initializers.count(o) || initializers_.count(o) || graph_.is_graph_input(o)))
+        return reject("node " + views[i].node->label() + " would overwrite input or initializer '" + o + "'");
     }
   auto defined = [&](const std::string& v) {
     return v.empty() || producer.count(v) || graph_.initializers.count(v) || initializers_.count(v) ||
            graph_.is_graph_input(v) || defined_outside(graph_, v);
   };
-  std::vector<size_t> pending(result.size(), 0);
-  std::vector<std::vector<size_t>> consumers(result.size());
-  for (size_t i = 0; i < result.size(); ++i) {
-    std::set<size_t> deps;
-    for (const std::string& v : ir::values_read(result[i])) {
-      if (!defined(v)) return reject("node " + result[i].label() + " would read '" + v + "', which nothing defines");
-      auto p = producer.find(v);
-      if (p != producer.end()) deps.insert(p->second);
-    }
+  std::vector<size_t> pending(views.size(), 0);
+  std::vector<std::vector<size_t>> consumers(views.size());
+  std::vector<size_t> deps;
+  for (size_t i = 0; i < views.size(); ++i) {
+    const View& v = views[i];
+    deps.clear();
+    auto read = [&](const std::string& value) -> Status {
+      if (!defined(value))
+        return reject("node " + v.node->label() + " would read '" + value + "', which nothing defines");
+      auto p = producer.find(value);
+      if (p != producer.end()) deps.push_back(p->second);
+      return Status::ok();
+    };
+    for (const std::string& in : v.rewired ? v.inputs : v.node->inputs) LOOM_RETURN_IF_ERROR(read(in));
+    if (has_subgraphs(*v.node))
+      for (const std::string& c : ir::captured_values(*v.node)) LOOM_RETURN_IF_ERROR(read(c));
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     for (size_t d : deps) {
-      if (d == i) return reject("node " + result[i].label() + " would read its own output");
+      if (d == i) return reject("node " + v.node->label() + " would read its own output");
       consumers[d].push_back(i);
     }
     pending[i] = deps.size();
   }
-  for (const std::string& o : outputs)
+  for (const std::string& o : graph_.outputs)
     if (!defined(o)) return reject("graph output '" + o + "' would no longer be produced");
   std::vector<size_t> ready;
-  for (size_t i = 0; i < result.size(); ++i)
+  for (size_t i = 0; i < views.size(); ++i)
     if (pending[i] == 0) ready.push_back(i);
   size_t visited = 0;
   while (!ready.empty()) {
@@ -153,7 +193,7 @@ Status GraphPatch::commit() {
     for (size_t c : consumers[i])
       if (--pending[c] == 0) ready.push_back(c);
   }
-  if (visited != result.size()) return reject("it would create a cycle");
+  if (visited != views.size()) return reject("it would create a cycle");
 
   // Valid: apply.
   for (const auto& [domain, version] : imports_) {
@@ -162,13 +202,23 @@ Status GraphPatch::commit() {
   }
   for (auto& [name, t] : initializers_) graph_.initializers[name] = std::move(t);
   for (auto& [name, t] : types_) graph_.value_types[name] = std::move(t);
+  std::unordered_map<ir::NodeId, std::vector<std::string>> new_inputs;
+  std::vector<ir::Node> fresh;
+  for (View& v : views) {
+    if (v.original == kNew) {
+      ir::Node n = *v.node;
+      if (v.rewired) n.inputs = std::move(v.inputs);
+      fresh.push_back(std::move(n));
+    } else if (v.rewired) {
+      new_inputs[v.original] = std::move(v.inputs);
+    }
+  }
   graph_.remove_nodes(removed_);
-  std::unordered_map<ir::NodeId, ir::Node*> by_id;
-  for (const auto& n : graph_.nodes()) by_id[n->id] = n.get();
-  for (size_t i = 0; i < result.size(); ++i)
-    if (original_id[i] != kNew) by_id.at(original_id[i])->inputs = std::move(result[i].inputs);
-  for (size_t i = 0; i < result.size(); ++i)
-    if (original_id[i] == kNew) graph_.add_node(std::move(result[i]));
+  for (const auto& n : graph_.nodes()) {
+    auto it = new_inputs.find(n->id);
+    if (it != new_inputs.end()) n->inputs = std::move(it->second);
+  }
+  for (ir::Node& n : fresh) graph_.add_node(std::move(n));
   added_.clear();
   removed_.clear();
   inputs_set_.clear();
