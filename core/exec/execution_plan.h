@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct Slot {
   ir::ValueType type;               // static type, possibly partial
   int64_t planned_offset = -1;      // offset in the run's arena of `memory`, -1 if not planned
   int64_t planned_bytes = 0;
+  int readers = 0;                  // steps reading the slot (inputs and subgraph captures)
 };
 
 enum class StepKind { kKernel, kPartition, kCopy };
@@ -83,6 +85,13 @@ class ExecutionPlan {
   std::unique_ptr<LOOM_GraphView> graph_view;
   // Kernel objects to release (also on a plan abandoned half-built).
   std::vector<std::pair<const LOOM_KernelDef*, void*>> created_kernels;
+
+  // Constants whose only reader released them (kernel_release_constant_input):
+  // the session's initializer bytes are dropped and runs bind them with
+  // their dtype and dims but no data. Guarded by `constants_mutex`, which
+  // runs hold while binding constants.
+  mutable std::mutex constants_mutex;
+  mutable std::map<SlotId, std::pair<DType, Dims>> released_constants;
 
   int64_t planned_peak_bytes() const;
   std::string to_string() const;

@@ -43,12 +43,27 @@ class RunState {
   }
 
   void bind(const std::map<std::string, const LOOM_Value*>& inputs) {
-    for (size_t s = 0; s < plan_.slots.size(); ++s)
-      if (plan_.slots[s].kind == SlotKind::kConstant) {
+    {
+      std::lock_guard<std::mutex> lock(plan_.constants_mutex);
+      for (size_t s = 0; s < plan_.slots.size(); ++s) {
+        if (plan_.slots[s].kind != SlotKind::kConstant) continue;
         RuntimeValue& rv = values_[s];
-        rv.v = std::move(*plugin_host::tensor_value(*plan_.slots[s].constant));
+        auto released = plan_.released_constants.find(static_cast<SlotId>(s));
+        if (released == plan_.released_constants.end()) {
+          rv.v = std::move(*plugin_host::tensor_value(*plan_.slots[s].constant));
+        } else {
+          // Dtype and dims only: the step that reads it keeps its own copy.
+          rv.v = LOOM_Value{};
+          rv.v.kind = LOOM_VALUE_TENSOR;
+          rv.v.tensor.dtype = static_cast<int32_t>(released->second.first);
+          rv.v.tensor.dims = released->second.second;
+          auto count = checked_element_count(released->second.second);
+          rv.v.tensor.count = count ? static_cast<uint64_t>(*count) : 0;
+          rv.v.tensor.memory = &plan_.memories[0].info;
+        }
         rv.ready = true;
       }
+    }
     for (const auto& [name, slot] : plan_.inputs) {
       auto it = inputs.find(name);
       if (it == inputs.end() || it->second == nullptr) continue;
@@ -135,6 +150,31 @@ class RunState {
 
   Status run_step(const Step& step);
 
+  // Drops the session's bytes of constant `slot` when `step` is its only
+  // reader and it is not an overridable graph input (see
+  // LOOM_HostApi::kernel_release_constant_input). This run keeps its own
+  // reference until it ends.
+  void release_constant(SlotId slot) {
+    if (slot == kNoSlot) return;
+    const Slot& s = plan_.slots[slot];
+    if (s.kind != SlotKind::kConstant || s.readers != 1 || s.constant == nullptr) return;
+    for (const auto& [name, in] : plan_.inputs)
+      if (in == slot) return;
+    {
+      std::lock_guard<std::mutex> lock(plan_.constants_mutex);
+      if (plan_.released_constants.count(slot)) return;
+      plan_.released_constants[slot] = {s.constant->dtype(), s.constant->dims()};
+      // The session's graph owns the initializer (the plan borrows it): an
+      // empty Tensor there frees the bytes once runs let go of them.
+      const_cast<Tensor&>(*s.constant) = Tensor();
+    }
+    // This run lets go now (so packing weight after weight never holds them
+    // all twice); runs in flight elsewhere let go when they end.
+    RuntimeValue& rv = values_[slot];
+    rv.v.owned = Tensor();
+    rv.v.tensor.data = nullptr;
+  }
+
   Expected<ValuePtr> take_output(SlotId slot) {
     RuntimeValue& rv = values_[slot];
     if (!rv.ready) return fail("output '" + plan_.slots[slot].name + "' was not produced");
@@ -188,6 +228,9 @@ class KernelContext final : public LOOM_KernelContext {
     return run_.set(step_.outputs[i], slot_value(i), std::move(value));
   }
   const LOOM_NodeView* node() const override { return step_.node_view; }
+  void release_constant_input(uint64_t i) override {
+    if (i < step_.inputs.size()) run_.release_constant(step_.inputs[i]);
+  }
 
   Status run_subgraph(const std::string& attr, const LOOM_Value* const* inputs, uint64_t input_count,
                       LOOM_Value** outputs, uint64_t output_count) override {

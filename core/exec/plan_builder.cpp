@@ -329,6 +329,12 @@ class PlanBuilder {
         if (s != kNoSlot) producer[s] = static_cast<int>(i);
     }
     for (auto [step, s] : extra_reads_) last_use[s] = std::max(last_use[s], static_cast<int>(step));
+    for (const Step& st : plan_->steps) {
+      std::set<SlotId> read(st.inputs.begin(), st.inputs.end());
+      for (const auto& [name, s] : st.captures) read.insert(s);
+      read.erase(kNoSlot);
+      for (SlotId s : read) ++plan_->slots[s].readers;
+    }
     std::vector<std::vector<memory::BufferRequest>> requests(plan_->memories.size());
     std::vector<std::vector<SlotId>> request_slots(plan_->memories.size());
     for (size_t s = 0; s < ns; ++s) {

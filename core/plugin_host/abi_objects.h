@@ -81,6 +81,9 @@ struct LOOM_KernelContext {
   virtual loom::Status set_output(uint64_t index, std::unique_ptr<LOOM_Value> value) = 0;
   virtual loom::Status run_subgraph(const std::string& attr, const LOOM_Value* const* inputs, uint64_t input_count,
                                     LOOM_Value** outputs, uint64_t output_count) = 0;
+  // See LOOM_HostApi::kernel_release_constant_input; contexts that keep
+  // every input ignore it.
+  virtual void release_constant_input(uint64_t) {}
 };
 
 struct LOOM_ClaimSink {

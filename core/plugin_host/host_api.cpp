@@ -315,6 +315,14 @@ LOOM_Status* kernel_run_subgraph(LOOM_KernelContext* c, LOOM_StringView attr, co
   }
 }
 
+void kernel_release_constant_input(LOOM_KernelContext* c, uint64_t i) {
+  try {
+    if (c != nullptr) c->release_constant_input(i);
+  } catch (...) {
+    // A hint: failing to release only keeps memory.
+  }
+}
+
 LOOM_HostApi make_table() {
   LOOM_HostApi t{};
   t.struct_size = LOOM_HostApi_STRUCT_SIZE;
@@ -388,6 +396,7 @@ LOOM_HostApi make_table() {
   t.kernel_set_output = kernel_set_output;
   t.kernel_run_subgraph = kernel_run_subgraph;
   t.decline_nodes = decline_nodes;
+  t.kernel_release_constant_input = kernel_release_constant_input;
   return t;
 }
 

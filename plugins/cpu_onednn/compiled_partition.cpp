@@ -51,7 +51,7 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
   for (size_t i = 0; i < key.size(); ++i)
     for (int64_t d : key[i])
       if (d == 0 && !parameter_only(spec_, spec_.inputs[i])) throw sdk::Error("cpu_onednn: empty (zero-sized) inputs are not supported", LOOM_STATUS_NOT_IMPLEMENTED);
-  std::shared_ptr<const Program> program = ProgramBuilder(engine_, spec_, ctx, options_).build();
+  std::shared_ptr<const Program> program = ProgramBuilder(engine_, spec_, ctx, options_, constants_).build();
   ++counters().programs_built;
   cache_.emplace(std::move(key), program);
   return program;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ep_options.h"
+#include "partition_constants.h"
 #include "loom/sdk.h"
 #include "partition_spec.h"
 #include "program.h"
@@ -25,6 +26,7 @@ struct Counters {
   std::atomic<uint64_t> programs_built{0};
   std::atomic<uint64_t> partition_runs{0};
   std::atomic<uint64_t> winograd_convolutions{0};  // convolution steps built with Winograd
+  std::atomic<uint64_t> released_constants{0};     // constant inputs whose host copy was released
 };
 Counters& counters();
 
@@ -42,6 +44,7 @@ class OnednnPartition : public sdk::CompiledPartition {
   EpOptions options_;
   std::mutex mutex_;
   std::map<std::vector<std::vector<int64_t>>, std::shared_ptr<const Program>> cache_;
+  PartitionConstants constants_;  // guarded by mutex_
 };
 
 }  // namespace loom::onednn

@@ -120,10 +120,13 @@ std::unique_ptr<sdk::Plugin> create_plugin() {
 LOOM_SDK_DEFINE_PLUGIN("cpu_onednn", "0.1.0", loom::onednn::create_plugin)
 
 // Counters for tests: programs built (one per partition and input-shape
-// tuple), partition computes and Winograd convolutions built, since the
-// plugin was loaded.
+// tuple), partition computes, Winograd convolutions built and constant
+// inputs released to the host, since the plugin was loaded.
 LOOM_EXPORT uint64_t loom_cpu_onednn_programs_built() { return loom::onednn::counters().programs_built.load(); }
 LOOM_EXPORT uint64_t loom_cpu_onednn_partition_runs() { return loom::onednn::counters().partition_runs.load(); }
 LOOM_EXPORT uint64_t loom_cpu_onednn_winograd_convolutions() {
   return loom::onednn::counters().winograd_convolutions.load();
+}
+LOOM_EXPORT uint64_t loom_cpu_onednn_released_constants() {
+  return loom::onednn::counters().released_constants.load();
 }

@@ -1,5 +1,7 @@
 #include "program_builder.h"
 
+#include "compiled_partition.h"
+
 #include <algorithm>
 
 #include "fusion_plan.h"
@@ -34,8 +36,8 @@ int64_t element_count(const std::vector<int64_t>& dims) {
 }
 
 ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx,
-                               const EpOptions& options)
-    : engine_(engine), spec_(spec), ctx_(ctx), options_(options) {
+                               const EpOptions& options, PartitionConstants& constants)
+    : engine_(engine), spec_(spec), ctx_(ctx), options_(options), constants_(constants) {
   for (size_t i = 0; i < spec.outputs.size(); ++i) outputs_[spec.outputs[i]] = i;
   built_.assign(spec.nodes.size(), false);
   for (size_t i = 0; i < spec.nodes.size(); ++i)
@@ -99,6 +101,7 @@ bool ProgramBuilder::can_overwrite(ValueId v, const NodeSpec& reader) const {
 }
 
 std::vector<float> ProgramBuilder::constant_data(ValueId v) {
+  materialize(values_[v].buffer);
   const ValueId p = plain(v);
   const Buffer& b = buffers_[values_[p].buffer];
   const float* data = b.kind == BufferKind::kPacked ? static_cast<const float*>(b.packed.get_data_handle())
@@ -151,9 +154,54 @@ ValueId ProgramBuilder::view(ValueId v, const std::vector<int64_t>& new_dims) {
   return alias(p, plain_desc(new_dims), new_dims);
 }
 
+void ProgramBuilder::materialize(BufferId b) {
+  Buffer& buf = buffers_[b];
+  if (buf.kind != BufferKind::kInput) return;
+  auto r = constants_.released.find(buf.index);
+  if (r == constants_.released.end()) return;
+  const ReleasedConstant& rc = r->second;
+  dnnl::memory plain(dnnl::memory::desc({static_cast<int64_t>(rc.bytes)}, dnnl::memory::data_type::u8,
+                                        dnnl::memory::format_tag::a),
+                     engine_);
+  dnnl::memory view(rc.source_desc, engine_, plain.get_data_handle());
+  dnnl::memory packed = rc.packed;
+  dnnl::stream s(engine_);
+  dnnl::reorder(packed, view).execute(s, packed, view);
+  s.wait();
+  buf.kind = BufferKind::kPacked;
+  buf.packed = plain;
+}
+
+// After `source` (a constant input, or a view of one) was packed into
+// `packed`: record the packed copy and tell the host it may free its own,
+// unless some program of this partition reads that input as it is at run
+// time (such reads would then see no data).
+void ProgramBuilder::release_if_packed_only(ValueId source, BufferId packed) {
+  const Buffer& src = buffers_[values_[source].buffer];
+  if (src.kind != BufferKind::kInput || !spec_.input_is_constant[src.index]) return;
+  const size_t input = src.index;
+  if (constants_.released.count(input) || constants_.read_at_run_time.count(input)) return;
+  for (const Step& s : steps_)
+    for (const auto& a : s.args) {
+      const Buffer& b = buffers_[values_[a.second].buffer];
+      if (b.kind == BufferKind::kInput && b.index == input) return;  // read as it is by this program
+    }
+  // Only layouts oneDNN can turn back into the original bytes (not
+  // Winograd's transformed weights, for one).
+  try {
+    dnnl::reorder::primitive_desc back(engine_, buffers_[packed].packed.get_desc(), engine_, values_[source].desc);
+  } catch (const dnnl::error&) {
+    return;
+  }
+  constants_.released[input] = {buffers_[packed].packed, values_[source].desc, src.bytes};
+  ctx_.release_constant_input(input);
+  ++counters().released_constants;
+}
+
 ValueId ProgramBuilder::pack(ValueId v, const dnnl::memory::desc& desc) {
   for (const PackedCopy& p : packed_)
     if (p.source == v && p.desc == desc) return p.packed;
+  materialize(values_[v].buffer);
   const Buffer& src_buffer = buffers_[values_[v].buffer];
   void* src_data = src_buffer.kind == BufferKind::kPacked ? src_buffer.packed.get_data_handle()
                                                          : const_cast<void*>(ctx_.input(src_buffer.index).raw_data());
@@ -165,6 +213,7 @@ ValueId ProgramBuilder::pack(ValueId v, const dnnl::memory::desc& desc) {
   s.wait();
   const ValueId packed = add_value(desc, values_[v].dims, b);
   packed_.push_back({v, desc, packed});
+  release_if_packed_only(v, b);
   return packed;
 }
 
@@ -189,7 +238,11 @@ void ProgramBuilder::touch(ValueId v) {
 
 void ProgramBuilder::add_step(const dnnl::primitive& p, std::vector<std::pair<int, ValueId>> args,
                               const dnnl::memory::desc& scratchpad, const std::string& label) {
-  for (const auto& a : args) touch(a.second);
+  for (const auto& a : args) {
+    // A released constant read as it is needs its bytes back (program-owned).
+    materialize(values_[a.second].buffer);
+    touch(a.second);
+  }
   const size_t scratch = scratchpad.get_size();
   scratchpad_bytes_ = std::max(scratchpad_bytes_, scratch);
   steps_.push_back(Step{p, std::move(args), scratch > 0, label});
@@ -297,6 +350,13 @@ std::shared_ptr<Program> ProgramBuilder::build() {
   build_nodes();
   std::vector<ProgramOutput> outputs;
   bind_outputs(outputs);
+  // Constant inputs this program reads as they are each run: never released
+  // by later programs.
+  for (const Step& s : steps_)
+    for (const auto& a : s.args) {
+      const Buffer& b = buffers_[values_[a.second].buffer];
+      if (b.kind == BufferKind::kInput && spec_.input_is_constant[b.index]) constants_.read_at_run_time.insert(b.index);
+    }
   const size_t arena = plan_arena();
   return std::make_shared<Program>(engine_, std::move(buffers_), std::move(values_), std::move(steps_),
                                    std::move(outputs), arena, scratchpad_bytes_);

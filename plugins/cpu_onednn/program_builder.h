@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ep_options.h"
+#include "partition_constants.h"
 #include "partition_spec.h"
 #include "program.h"
 
@@ -24,8 +25,10 @@ int64_t element_count(const std::vector<int64_t>& dims);
 
 class ProgramBuilder {
  public:
+  // `constants` is the partition's record of released weights (updated
+  // while building; the caller holds the partition's build lock).
   ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx,
-                 const EpOptions& options);
+                 const EpOptions& options, PartitionConstants& constants);
 
   std::shared_ptr<Program> build();
   const EpOptions& options() const { return options_; }
@@ -84,6 +87,10 @@ class ProgramBuilder {
   BufferId add_buffer(BufferKind kind, size_t index, size_t bytes);
   void touch(ValueId v);
   ValueId pack(ValueId v, const dnnl::memory::desc& desc);
+  // A released constant input's buffer becomes a program-owned copy of the
+  // original bytes, rebuilt from the packed copy (no-op for other buffers).
+  void materialize(BufferId b);
+  void release_if_packed_only(ValueId source, BufferId packed);
   void build_nodes();
   void bind_outputs(std::vector<ProgramOutput>& outputs);
   size_t plan_arena();
@@ -92,6 +99,7 @@ class ProgramBuilder {
   const PartitionSpec& spec_;
   sdk::KernelContext& ctx_;
   EpOptions options_;
+  PartitionConstants& constants_;
   std::map<std::string, size_t> outputs_;  // partition output name -> index
   std::set<size_t> output_taken_;
   std::map<std::string, ValueId> names_;

@@ -205,8 +205,18 @@ typedef struct LOOM_HostApi {
    * shown in the placement report instead of "not claimed". Optional to call. */
   LOOM_Status* (*decline_nodes)(LOOM_ClaimSink* sink, const uint64_t* node_ids, uint64_t count,
                                 LOOM_StringView reason);
+
+  /* --- memory (compute; optional to call; check LOOM_HAS_FIELD) ---
+   * The kernel or compiled partition keeps its own copy of constant input
+   * `index` (an initializer, e.g. weights packed into its layout) and can
+   * rebuild what it needs from that copy: the host may free its own once no
+   * other step reads the initializer. The input stays in the context (dtype,
+   * dims) but its data may be NULL from this call on (a data pointer taken
+   * before is no longer valid), in later calls too, whatever the shapes. Ignored for inputs that are not constants, for constants
+   * other steps read, and by hosts that keep every initializer. */
+  void (*kernel_release_constant_input)(LOOM_KernelContext* ctx, uint64_t index);
 } LOOM_HostApi;
-#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, decline_nodes)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, decline_nodes);
+#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_release_constant_input)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_release_constant_input);
 
 #endif /* LOOM_ABI_HOST_H */

@@ -56,6 +56,14 @@ class KernelContext {
   ConstValue input_value(size_t i) const {
     return i < input_count() ? ConstValue(host().kernel_input_value(ctx_, i)) : ConstValue();
   }
+  // Tells the host the kernel keeps its own copy of constant input i (see
+  // LOOM_HostApi::kernel_release_constant_input); false when the host is
+  // older than the call (the input is then kept).
+  bool release_constant_input(size_t i) const {
+    if (!LOOM_HAS_FIELD(&host(), LOOM_HostApi, kernel_release_constant_input)) return false;
+    host().kernel_release_constant_input(ctx_, i);
+    return true;
+  }
   // Sets output i to a value (sequences and empty optionals go this way).
   void set_output(size_t i, OwnedValue value) const {
     throw_if_error(host().kernel_set_output(ctx_, i, value.release()));

@@ -1,0 +1,78 @@
+// Packed weights: once cpu_onednn has packed a weight it tells the host to
+// free the original (kernel_release_constant_input). Later programs for new
+// shapes rebuild from the packed copy, and the host keeps initializers that
+// other steps still read.
+#include "ep_compare.h"
+
+namespace loom::ep_testing {
+namespace {
+
+uint64_t released_constants() {
+  auto fn = testing::plugin_symbol<uint64_t (*)()>(
+      std::string(LOOM_PLUGIN_OUTPUT_DIR) + "/cpu_onednn/libloom_cpu_onednn_impl.so", "loom_cpu_onednn_released_constants");
+  EXPECT_NE(fn, nullptr);
+  return fn ? fn() : 0;
+}
+
+// y = Relu(x W + b) with a symbolic batch: W is packed (2-D weights).
+std::string dense_model() {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {-1, 4, 32});
+  random_weights(m, "w", {32, 48}, 1, 32);
+  random_weights(m, "b", {48}, 2);
+  m.node("MatMul", {"x", "w"}, {"h"});
+  m.node("Add", {"h", "b"}, {"hb"});
+  m.node("Relu", {"hb"}, {"y"});
+  m.output("y", kFloat, {});
+  return m.bytes();
+}
+
+TEST(OnednnConstantRelease, PackedWeightsAreReleasedAndNewShapesStillMatch) {
+  const std::string model = dense_model();
+  auto onednn = make_session(onednn_env(), model);
+  auto reference = make_session(reference_env(), model);
+  ASSERT_TRUE(onednn && reference);
+  const uint64_t before = released_constants();
+  // Batch 2, then 3 (a new program, rebuilt from the packed copy), then 2 again.
+  int batch_index = 0;
+  for (int64_t batch : {2, 3, 2}) {
+    const std::map<std::string, Tensor> in = {{"x", random_tensor({batch, 4, 32}, 10 + batch_index++)}};
+    auto got = onednn->run(in);
+    auto want = reference->run(in);
+    ASSERT_TRUE(got.has_value()) << got.status().message();
+    ASSERT_TRUE(want.has_value()) << want.status().message();
+    expect_close((*want)[0], (*got)[0], {}, "batch " + std::to_string(batch));
+  }
+  EXPECT_EQ(released_constants() - before, 1u) << "W is released once, when it is first packed";
+}
+
+TEST(OnednnConstantRelease, HostKeepsAnInitializerOtherStepsRead) {
+  // W feeds the oneDNN MatMul and a TopK the reference EP runs (cpu_onednn
+  // does not claim TopK); freeing W after packing would break the TopK.
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {2, 32});
+  random_weights(m, "w", {32, 48}, 1, 32);
+  m.int64_initializer("k", {1}, {3});
+  m.node("MatMul", {"x", "w"}, {"y"});
+  m.node("TopK", {"w", "k"}, {"top", "idx"});
+  m.output("y", kFloat, {});
+  m.output("top", kFloat, {});
+  Config c;
+  c.providers = {"cpu_onednn", "reference"};
+  c.optimization_level = OptimizationLevel::kDisabled;  // keep TopK(W) from being folded
+  auto s = make_session(testing::make_env(c), m.bytes());
+  auto reference = make_session(reference_env(), m.bytes());
+  ASSERT_TRUE(s && reference);
+  const std::map<std::string, Tensor> in = {{"x", random_tensor({2, 32}, 5)}};
+  for (int run = 0; run < 2; ++run) {
+    auto got = s->run(in);
+    auto want = reference->run(in);
+    ASSERT_TRUE(got.has_value()) << got.status().message();
+    ASSERT_TRUE(want.has_value()) << want.status().message();
+    expect_close((*want)[0], (*got)[0], {}, "MatMul, run " + std::to_string(run));
+    expect_close((*want)[1], (*got)[1], {}, "TopK of W, run " + std::to_string(run));
+  }
+}
+
+}  // namespace
+}  // namespace loom::ep_testing
