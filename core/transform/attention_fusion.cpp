@@ -34,6 +34,7 @@
 #include "transform/graph_matcher.h"
 #include "transform/graph_patch.h"
 #include "transform/pass.h"
+#include "transform/pattern_pass.h"
 
 namespace loom::transform {
 namespace {
@@ -363,12 +364,7 @@ class AttentionFusion : public Pass {
       for (ir::NodeId id : a.nodes) patch.remove_node(id);
       patch.add_node(std::move(n));
       patch.import_domain(kMicrosoftDomain, 1);
-      Status st = patch.commit();
-      if (!st) {
-        log::logger()->debug("{}: {}", ctx.model_name, st.message());
-        continue;
-      }
-      *changed = true;
+      commit_or_skip(patch, ctx, changed);
     }
     return Status::ok();
   }

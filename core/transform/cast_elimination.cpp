@@ -15,6 +15,7 @@
 #include "transform/graph_matcher.h"
 #include "transform/graph_patch.h"
 #include "transform/pass.h"
+#include "transform/pattern_pass.h"
 
 namespace loom::transform {
 namespace {
@@ -110,12 +111,7 @@ class CastElimination : public Pass {
         patch.set_input(n.id, 0, x);
       }
       if (r.remove_inner) patch.remove_node(r.inner->id);
-      Status st = patch.commit();
-      if (!st) {
-        log::logger()->debug("{}: {}", ctx.model_name, st.message());
-        continue;
-      }
-      *changed = true;
+      commit_or_skip(patch, ctx, changed);
     }
     return Status::ok();
   }

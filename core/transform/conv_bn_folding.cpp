@@ -14,6 +14,7 @@
 #include "transform/graph_matcher.h"
 #include "transform/graph_patch.h"
 #include "transform/pass.h"
+#include "transform/pattern_pass.h"
 
 namespace loom::transform {
 namespace {
@@ -98,12 +99,7 @@ class ConvBnFolding : public Pass {
       patch.add_node(rewired_conv(conv, w, bb, bn.outputs[0]));
       patch.remove_node(conv.id);
       patch.remove_node(bn.id);
-      Status st = patch.commit();
-      if (!st) {
-        log::logger()->debug("{}: {}", ctx.model_name, st.message());
-        continue;
-      }
-      *changed = true;
+      commit_or_skip(patch, ctx, changed);
     }
     return Status::ok();
   }

@@ -13,6 +13,7 @@
 #include "transform/graph_matcher.h"
 #include "transform/graph_patch.h"
 #include "transform/pass.h"
+#include "transform/pattern_pass.h"
 
 namespace loom::transform {
 namespace {
@@ -118,21 +119,10 @@ class GeluFusion : public Pass {
   OptimizationLevel level() const override { return OptimizationLevel::kExtended; }
 
   Status run(ir::Graph& graph, PassContext& ctx, bool* changed) override {
-    std::vector<GeluMatch> matches;
-    {
-      GraphMatcher m(graph);
-      std::set<ir::NodeId> taken;
-      for (const auto& n : graph.nodes()) {
-        auto g = match(m, *n);
-        if (!g) g = match_biased_gelu(m, *n);
-        if (!g) continue;
-        bool overlaps = false;
-        for (ir::NodeId id : g->nodes) overlaps |= taken.count(id) > 0;
-        if (overlaps) continue;
-        taken.insert(g->nodes.begin(), g->nodes.end());
-        matches.push_back(std::move(*g));
-      }
-    }
+    const std::vector<GeluMatch> matches = disjoint_matches<GeluMatch>(graph, [](const GraphMatcher& m, const ir::Node& n) {
+      auto found = match(m, n);
+      return found ? found : match_biased_gelu(m, n);
+    });
     for (const GeluMatch& g : matches) {
       GraphPatch patch(graph, name() + " at '" + g.name + "'");
       const bool biased = !g.bias.empty();
@@ -142,12 +132,7 @@ class GeluFusion : public Pass {
       for (ir::NodeId id : g.nodes) patch.remove_node(id);
       patch.add_node(std::move(n));
       patch.import_domain(kMicrosoftDomain, 1);
-      Status st = patch.commit();
-      if (!st) {
-        log::logger()->debug("{}: {}", ctx.model_name, st.message());
-        continue;
-      }
-      *changed = true;
+      commit_or_skip(patch, ctx, changed);
     }
     return Status::ok();
   }

@@ -14,6 +14,7 @@
 #include "transform/graph_matcher.h"
 #include "transform/graph_patch.h"
 #include "transform/pass.h"
+#include "transform/pattern_pass.h"
 
 namespace loom::transform {
 namespace {
@@ -94,20 +95,8 @@ class LayerNormFusion : public Pass {
   OptimizationLevel level() const override { return OptimizationLevel::kExtended; }
 
   Status run(ir::Graph& graph, PassContext& ctx, bool* changed) override {
-    std::vector<LayerNormMatch> matches;
-    {
-      GraphMatcher m(graph);
-      std::set<ir::NodeId> taken;
-      for (const auto& n : graph.nodes()) {
-        auto l = match(m, *n);
-        if (!l) continue;
-        bool overlaps = false;
-        for (ir::NodeId id : l->nodes) overlaps |= taken.count(id) > 0;
-        if (overlaps) continue;
-        taken.insert(l->nodes.begin(), l->nodes.end());
-        matches.push_back(std::move(*l));
-      }
-    }
+    const std::vector<LayerNormMatch> matches =
+        disjoint_matches<LayerNormMatch>(graph, [](const GraphMatcher& m, const ir::Node& n) { return match(m, n); });
     for (const LayerNormMatch& l : matches) {
       GraphPatch patch(graph, name() + " at '" + l.name + "'");
       std::string gamma = l.gamma;
@@ -124,12 +113,7 @@ class LayerNormFusion : public Pass {
       set_float_attr(ln, "epsilon", l.epsilon);
       for (ir::NodeId id : l.nodes) patch.remove_node(id);
       patch.add_node(std::move(ln));
-      Status st = patch.commit();
-      if (!st) {
-        log::logger()->debug("{}: {}", ctx.model_name, st.message());
-        continue;
-      }
-      *changed = true;
+      commit_or_skip(patch, ctx, changed);
     }
     return Status::ok();
   }

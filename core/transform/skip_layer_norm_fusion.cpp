@@ -12,6 +12,7 @@
 #include "transform/graph_matcher.h"
 #include "transform/graph_patch.h"
 #include "transform/pass.h"
+#include "transform/pattern_pass.h"
 
 namespace loom::transform {
 namespace {
@@ -87,20 +88,8 @@ class SkipLayerNormFusion : public Pass {
   OptimizationLevel level() const override { return OptimizationLevel::kExtended; }
 
   Status run(ir::Graph& graph, PassContext& ctx, bool* changed) override {
-    std::vector<SkipMatch> matches;
-    {
-      GraphMatcher m(graph);
-      std::set<ir::NodeId> taken;
-      for (const auto& n : graph.nodes()) {
-        auto s = match(m, *n);
-        if (!s) continue;
-        bool overlaps = false;
-        for (ir::NodeId id : s->nodes) overlaps |= taken.count(id) > 0;
-        if (overlaps) continue;
-        taken.insert(s->nodes.begin(), s->nodes.end());
-        matches.push_back(std::move(*s));
-      }
-    }
+    const std::vector<SkipMatch> matches =
+        disjoint_matches<SkipMatch>(graph, [](const GraphMatcher& m, const ir::Node& n) { return match(m, n); });
     for (const SkipMatch& s : matches) {
       GraphPatch patch(graph, name() + " at '" + s.name + "'");
       std::vector<std::string> inputs = {s.input, s.skip, s.gamma, s.beta};
@@ -113,12 +102,7 @@ class SkipLayerNormFusion : public Pass {
       for (ir::NodeId id : s.nodes) patch.remove_node(id);
       patch.add_node(std::move(n));
       patch.import_domain(kMicrosoftDomain, 1);
-      Status st = patch.commit();
-      if (!st) {
-        log::logger()->debug("{}: {}", ctx.model_name, st.message());
-        continue;
-      }
-      *changed = true;
+      commit_or_skip(patch, ctx, changed);
     }
     return Status::ok();
   }

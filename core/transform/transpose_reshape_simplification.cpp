@@ -19,6 +19,7 @@
 #include "transform/graph_matcher.h"
 #include "transform/graph_patch.h"
 #include "transform/pass.h"
+#include "transform/pattern_pass.h"
 
 namespace loom::transform {
 namespace {
@@ -167,12 +168,7 @@ class TransposeReshapeSimplification : public Pass {
         patch.set_input(n.id, 0, x);
       }
       if (r.inner) patch.remove_node(r.inner->id);
-      Status st = patch.commit();
-      if (!st) {
-        log::logger()->debug("{}: {}", ctx.model_name, st.message());
-        continue;
-      }
-      *changed = true;
+      commit_or_skip(patch, ctx, changed);
     }
     return Status::ok();
   }
