@@ -52,6 +52,11 @@ std::unique_ptr<Pass> make_layer_norm_fusion();
 std::unique_ptr<Pass> make_gelu_fusion();
 std::unique_ptr<Pass> make_fast_gelu_fusion();
 std::unique_ptr<Pass> make_attention_fusion();
+std::unique_ptr<Pass> make_embed_layer_norm_fusion();
 std::unique_ptr<Pass> make_skip_layer_norm_fusion();
+std::unique_ptr<Pass> make_matmul_add_fusion();  // and the three below: ORT's MatMul/Conv/Gemm fusions
+std::unique_ptr<Pass> make_fused_matmul_fusion();
+std::unique_ptr<Pass> make_conv_activation_fusion();
+std::unique_ptr<Pass> make_gemm_activation_fusion();
 
 }  // namespace loom::transform

@@ -30,7 +30,12 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   p.push_back(make_gelu_fusion());
   p.push_back(make_fast_gelu_fusion());
   p.push_back(make_attention_fusion());
+  p.push_back(make_embed_layer_norm_fusion());
   p.push_back(make_skip_layer_norm_fusion());
+  p.push_back(make_matmul_add_fusion());
+  p.push_back(make_fused_matmul_fusion());
+  p.push_back(make_conv_activation_fusion());
+  p.push_back(make_gemm_activation_fusion());
   return p;
 }
 

@@ -14,7 +14,10 @@ const char* const kAttributeNames[] = {
     "cubic_coeff_a", "exclude_outside", "extrapolation_value",
     // com.microsoft Attention
     "num_heads", "unidirectional", "qkv_hidden_sizes", "mask_filter_value", "scale", "do_rotary",
-    "past_present_share_buffer"};
+    "past_present_share_buffer",
+    // com.microsoft FusedConv / FusedGemm / FusedMatMul
+    "activation", "activation_params", "activation_alpha", "activation_beta", "activation_gamma", "transBatchA",
+    "transBatchB"};
 
 constexpr int64_t kSmallConstantLimit = 64;
 

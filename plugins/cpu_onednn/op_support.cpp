@@ -296,8 +296,27 @@ SupportVerdict check_attention(const NodeSpec& n) {
   return yes(OpRole::kCompute);
 }
 
+// Ids and mask int32, as ONNX Runtime and the reference EP require (the
+// builder gathers int64 alike, but an EP must not accept what the others
+// refuse).
+SupportVerdict check_embed_layer_norm(const NodeSpec& n) {
+  auto ids = [&](size_t i) { return !n.has_input(i) || n.input_dtypes[i] == LOOM_DTYPE_INT32; };
+  if (!ids(0) || !ids(1) || !ids(8)) return no("EmbedLayerNormalization ids must be int32");
+  if (n.has_input(7) && n.input_dtypes[7] != LOOM_DTYPE_INT32) return no("EmbedLayerNormalization mask must be int32");
+  if (!float_inputs(n, {2, 3, 4, 5, 6})) return no("only float32 embeddings are compiled");
+  if (!n.has_input(2) || !n.has_input(3) || !n.has_input(5)) return no("EmbedLayerNormalization needs its tables and gamma");
+  for (size_t i = 0; i < n.outputs.size() && i < 3; ++i) {
+    const int32_t want = i == 1 ? LOOM_DTYPE_INT32 : LOOM_DTYPE_FLOAT;
+    if (!n.outputs[i].empty() && n.output_dtypes[i] != want && n.output_dtypes[i] != LOOM_DTYPE_UNDEFINED)
+      return no("EmbedLayerNormalization outputs must be float32 (mask_index int32)");
+  }
+  if (n.input_rank(0) && *n.input_rank(0) != 2) return no("EmbedLayerNormalization input_ids must be 2-D");
+  return yes(OpRole::kCompute);
+}
+
 SupportVerdict check_contrib(const NodeSpec& n) {
   const std::string& op = n.op_type;
+  if (op == "EmbedLayerNormalization") return check_embed_layer_norm(n);
   if (!float_or_unknown_outputs(n)) return no("only float32 outputs are compiled");
   const auto x = n.input_shapes.empty() ? std::nullopt : n.input_shapes[0];
   if (op == "Gelu" || op == "FastGelu" || op == "BiasGelu") {
@@ -316,6 +335,7 @@ SupportVerdict check_contrib(const NodeSpec& n) {
     return yes(OpRole::kCompute);
   }
   if (op == "Attention") return check_attention(n);
+  if (op == "FusedConv" || op == "FusedGemm" || op == "FusedMatMul") return check_fused_anchor(n);
   return no("com.microsoft " + op + " is not implemented by cpu_onednn");
 }
 

@@ -25,5 +25,8 @@ struct SupportVerdict {
 };
 
 SupportVerdict check_support(const NodeSpec& node);
+// com.microsoft FusedConv / FusedGemm / FusedMatMul: checked as the Conv / Gemm /
+// MatMul they extend plus their activation (ops/contrib_fused.cpp).
+SupportVerdict check_fused_anchor(const NodeSpec& node);
 
 }  // namespace loom::onednn

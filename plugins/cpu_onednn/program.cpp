@@ -47,6 +47,10 @@ std::unique_ptr<Program::Arena> Program::make_arena() const {
   }
   for (const Step& s : steps_) {
     std::unordered_map<int, dnnl::memory> args;
+    if (s.host) {  // host steps read arena->memories directly
+      arena->step_args.push_back(std::move(args));
+      continue;
+    }
     for (auto [arg, value] : s.args) args.emplace(arg, arena->memories[value]);
     if (s.uses_scratchpad) args.emplace(DNNL_ARG_SCRATCHPAD, scratch);
     arena->step_args.push_back(std::move(args));
@@ -77,7 +81,7 @@ void Program::execute(sdk::KernelContext& ctx) const {
   // handle with every copy, so the per-step argument maps see the rebinding.
   std::vector<void*> output_data(outputs_.size(), nullptr);
   for (size_t i = 0; i < outputs_.size(); ++i)
-    output_data[i] = ctx.output(i, outputs_[i].dims, LOOM_DTYPE_FLOAT).raw_mutable_data();
+    output_data[i] = ctx.output(i, outputs_[i].dims, outputs_[i].dtype).raw_mutable_data();
   for (size_t v = 0; v < values_.size(); ++v) {
     const Buffer& b = buffers_[values_[v].buffer];
     if (b.kind == BufferKind::kInput)
@@ -87,11 +91,25 @@ void Program::execute(sdk::KernelContext& ctx) const {
   }
   try {
     dnnl::stream stream(engine_);
-    for (size_t i = 0; i < steps_.size(); ++i) steps_[i].primitive.execute(stream, arena->step_args[i]);
+    std::vector<dnnl::memory> host_args;
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const Step& step = steps_[i];
+      if (!step.host) {
+        step.primitive.execute(stream, arena->step_args[i]);
+        continue;
+      }
+      stream.wait();  // a host step reads what earlier primitives wrote
+      host_args.clear();
+      for (const auto& a : step.args) host_args.push_back(arena->memories[a.second]);
+      step.host(host_args);
+    }
     stream.wait();
   } catch (const dnnl::error& e) {
     give_back(std::move(arena));
     throw sdk::Error(std::string("cpu_onednn: oneDNN execution failed: ") + e.what());
+  } catch (...) {
+    give_back(std::move(arena));  // a host step's error (sdk::Error naming the node)
+    throw;
   }
   give_back(std::move(arena));
 }

@@ -7,6 +7,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -43,16 +44,27 @@ struct Value {
   BufferId buffer = 0;
 };
 
+// A step computed on the host instead of by a oneDNN primitive (work oneDNN
+// has no primitive for, e.g. gathers). It receives the memories of its
+// step's argument values in the order of Step::args, data handles bound for
+// this run. Contract: runs on the thread calling Program::execute, after
+// every earlier step finished; reads and writes only those memories; may run
+// concurrently with itself on other arenas (so captures are read-only);
+// errors throw sdk::Error naming the node.
+using HostFn = std::function<void(const std::vector<dnnl::memory>& args)>;
+
 struct Step {
-  dnnl::primitive primitive;
-  std::vector<std::pair<int, ValueId>> args;  // DNNL_ARG_* -> value
+  dnnl::primitive primitive;                  // unset for a host step
+  std::vector<std::pair<int, ValueId>> args;  // DNNL_ARG_* -> value (host step: position -> value)
   bool uses_scratchpad = false;
   std::string label;  // node label, for errors
+  HostFn host;        // set: a host step
 };
 
 struct ProgramOutput {
   ValueId value;
   std::vector<int64_t> dims;
+  int32_t dtype = LOOM_DTYPE_FLOAT;  // LOOM_DTYPE_INT32 for s32 values (e.g. mask_index)
 };
 
 class Program {

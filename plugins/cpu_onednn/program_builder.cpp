@@ -22,11 +22,11 @@ size_t align_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignmen
 
 }  // namespace
 
-dnnl::memory::desc plain_desc(const std::vector<int64_t>& dims) {
+dnnl::memory::desc plain_desc(const std::vector<int64_t>& dims, dnnl::memory::data_type type) {
   std::vector<int64_t> d = dims.empty() ? std::vector<int64_t>{1} : dims;
   std::vector<int64_t> strides(d.size(), 1);
   for (size_t i = d.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * std::max<int64_t>(d[i], 1);
-  return dnnl::memory::desc(d, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(d, type, strides);
 }
 
 int64_t element_count(const std::vector<int64_t>& dims) {
@@ -127,7 +127,8 @@ ValueId ProgramBuilder::add_value(const dnnl::memory::desc& desc, const std::vec
 ValueId ProgramBuilder::new_value(const dnnl::memory::desc& desc, const std::vector<int64_t>& dims,
                                   const std::string& name) {
   auto out = outputs_.find(name);
-  if (!name.empty() && out != outputs_.end() && !output_taken_.count(out->second) && desc == plain_desc(dims)) {
+  if (!name.empty() && out != outputs_.end() && !output_taken_.count(out->second) &&
+      desc == plain_desc(dims, desc.data_type())) {
     output_taken_.insert(out->second);
     return add_value(desc, dims, add_buffer(BufferKind::kOutput, out->second, desc.get_size()));
   }
@@ -253,6 +254,32 @@ void ProgramBuilder::add_reorder(ValueId src, ValueId dst, const std::string& la
   add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}, pd.scratchpad_desc(), label);
 }
 
+void ProgramBuilder::add_host_step(HostFn fn, const std::vector<ValueId>& args, const std::string& label) {
+  std::vector<std::pair<int, ValueId>> indexed;
+  for (ValueId v : args) {
+    materialize(values_[v].buffer);
+    touch(v);
+    indexed.emplace_back(static_cast<int>(indexed.size()), v);
+  }
+  steps_.push_back(Step{dnnl::primitive(), std::move(indexed), false, label, std::move(fn)});
+}
+
+ValueId ProgramBuilder::host_input(const std::string& name) {
+  if (defined(name)) return value_of(name);
+  for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+    if (spec_.inputs[i] != name) continue;
+    sdk::ConstTensor t = ctx_.input(i);
+    const std::vector<int64_t> dims = t.shape();
+    const size_t bytes = static_cast<size_t>(element_count(dims)) * sdk::dtype_size(t.dtype());
+    const dnnl::memory::desc d({static_cast<int64_t>(std::max<size_t>(bytes, 1))}, dnnl::memory::data_type::u8,
+                               dnnl::memory::format_tag::a);
+    const ValueId v = add_value(d, dims, add_buffer(BufferKind::kInput, i, bytes));
+    names_[name] = v;
+    return v;
+  }
+  throw sdk::Error("cpu_onednn: internal: '" + name + "' is not a partition input");
+}
+
 void ProgramBuilder::build_nodes() {
   const std::vector<BuildUnit> units = plan_fusion(spec_);
   std::vector<bool> done(units.size(), false);
@@ -304,14 +331,18 @@ void ProgramBuilder::bind_outputs(std::vector<ProgramOutput>& outputs) {
   for (size_t i = 0; i < spec_.outputs.size(); ++i) {
     const ValueId v = value_of(spec_.outputs[i]);
     const Buffer& b = buffers_[values_[v].buffer];
-    if (b.kind == BufferKind::kOutput && b.index == i && desc(v) == plain_desc(dims(v))) {
-      outputs.push_back({v, dims(v)});
+    // s32 values (EmbedLayerNormalization's mask_index) stay int32 outputs.
+    const bool s32 = desc(v).data_type() == dnnl::memory::data_type::s32;
+    const int32_t dtype = s32 ? LOOM_DTYPE_INT32 : LOOM_DTYPE_FLOAT;
+    const dnnl::memory::desc d =
+        plain_desc(dims(v), s32 ? dnnl::memory::data_type::s32 : dnnl::memory::data_type::f32);
+    if (b.kind == BufferKind::kOutput && b.index == i && desc(v) == d) {
+      outputs.push_back({v, dims(v), dtype});
       continue;
     }
-    const dnnl::memory::desc d = plain_desc(dims(v));
     const ValueId out = add_value(d, dims(v), add_buffer(BufferKind::kOutput, i, d.get_size()));
     add_reorder(v, out, "partition output '" + spec_.outputs[i] + "'");
-    outputs.push_back({out, dims(v)});
+    outputs.push_back({out, dims(v), dtype});
   }
 }
 

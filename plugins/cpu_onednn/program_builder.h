@@ -20,7 +20,8 @@
 namespace loom::onednn {
 
 // Row-major desc for ONNX dims (scalars become {1}).
-dnnl::memory::desc plain_desc(const std::vector<int64_t>& dims);
+dnnl::memory::desc plain_desc(const std::vector<int64_t>& dims,
+                              dnnl::memory::data_type type = dnnl::memory::data_type::f32);
 int64_t element_count(const std::vector<int64_t>& dims);
 
 class ProgramBuilder {
@@ -79,6 +80,13 @@ class ProgramBuilder {
                 const dnnl::memory::desc& scratchpad, const std::string& label);
   // Appends a reorder src -> dst (both existing values).
   void add_reorder(ValueId src, ValueId dst, const std::string& label);
+  // Appends a host step (see HostFn in program.h for its contract) reading
+  // and writing `args` (plain layouts: the caller requires them first).
+  void add_host_step(HostFn fn, const std::vector<ValueId>& args, const std::string& label);
+  // Partition input `name` of any element type for host steps: its value
+  // when already defined (float, int32), else raw bytes (a u8 desc; dims
+  // are the logical ONNX dims). Throws when `name` is no partition input.
+  ValueId host_input(const std::string& name);
   const dnnl::engine& engine() const { return engine_; }
   bool is_partition_output(const std::string& name) const { return outputs_.count(name) > 0; }
 

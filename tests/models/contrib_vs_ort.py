@@ -7,7 +7,7 @@ Usage: contrib_vs_ort.py --loom PATH_TO_loom --work DIR [--ort-dir DIR] [--node 
 Builds small one-node models (Gelu, FastGelu, BiasGelu, SkipLayerNormalization,
 SkipSimplifiedLayerNormalization, LayerNormalization at opsets < 17,
 SimplifiedLayerNormalization, EmbedLayerNormalization, Attention with every
-mask format, FusedMatMul) with onnx.helper and deterministic inputs, runs each
+mask format, FusedMatMul, FusedConv, FusedGemm) with onnx.helper and deterministic inputs, runs each
 through ONNX Runtime (tests/models/ort_run.js, npm onnxruntime-node, CPU) and
 through `loom run --providers reference`, and compares every output with
 compare_with_ort.compare (|loom - ort| <= atol + rtol * |ort|; exact for
@@ -189,6 +189,43 @@ def cases():
     out.append(fmm("transAB_alpha", (4, 3), (5, 4), transA=1, transB=1, alpha=2.5))
     out.append(fmm("batched_broadcast", (2, 1, 3, 4), (3, 5, 4), transB=1, alpha=0.5))
     out.append(fmm("vector_b", (2, 3, 4), (4,), alpha=3.0))
+
+    # --- FusedConv (activation_params; optional Z added before the activation)
+    def fconv(name, act, params=None, z=False, group=1, **conv_attrs):
+        x, w, b = rnd(rng, 1, 4, 6, 6), rnd(rng, 6, 4 // group, 3, 3, scale=0.3), rnd(rng, 6)
+        attrs = {"activation": act, "group": group, **conv_attrs}
+        if params is not None:
+            attrs["activation_params"] = params
+        y_hw = 6 if conv_attrs.get("pads") else 4
+        inputs = [("x", x), ("w", w), ("b", b)] + ([("z", rnd(rng, 1, 6, y_hw, y_hw))] if z else [])
+        return Case(f"fusedconv_{name}", "FusedConv", inputs, ["y"], attrs=attrs)
+
+    out.append(fconv("relu", "Relu"))
+    out.append(fconv("tanh", "Tanh", pads=[1, 1, 1, 1]))
+    out.append(fconv("sigmoid", "Sigmoid", group=2))
+    out.append(fconv("leakyrelu", "LeakyRelu", [0.1], pads=[1, 1, 1, 1]))
+    out.append(fconv("clip", "Clip", [-0.5, 1.0]))
+    out.append(fconv("hardsigmoid", "HardSigmoid", [0.3, 0.4]))
+    out.append(fconv("relu_z", "Relu", z=True))
+    out.append(fconv("clip_z_pads", "Clip", [0.0, 6.0], z=True, pads=[1, 1, 1, 1]))
+
+    # --- FusedGemm (the activation's attributes as activation_<name>)
+    def fgemm(name, act, trans_b=0, gemm_alpha=1.0, gemm_beta=1.0, **act_attrs):
+        a, b = rnd(rng, 3, 5), rnd(rng, *((4, 5) if trans_b else (5, 4)))
+        attrs = {"activation": act, "transB": trans_b, "alpha": gemm_alpha, "beta": gemm_beta}
+        attrs.update({f"activation_{k}": v for k, v in act_attrs.items()})
+        return Case(f"fusedgemm_{name}", "FusedGemm", [("a", a), ("b", b), ("c", rnd(rng, 4))], ["y"], attrs=attrs)
+
+    out.append(fgemm("relu", "Relu"))
+    out.append(fgemm("leakyrelu_transb", "LeakyRelu", trans_b=1, gemm_alpha=0.5, alpha=0.2))
+    out.append(fgemm("sigmoid_beta", "Sigmoid", gemm_beta=2.0))
+    out.append(fgemm("tanh", "Tanh"))
+    out.append(fgemm("hardsigmoid", "HardSigmoid", alpha=0.3, beta=0.4))
+    out.append(fgemm("elu", "Elu", alpha=0.7))
+    out.append(fgemm("selu", "Selu", alpha=1.5, gamma=1.1))
+    out.append(fgemm("softplus", "Softplus"))
+    out.append(fgemm("softsign", "Softsign"))
+    out.append(fgemm("thresholdedrelu", "ThresholdedRelu", alpha=0.1))
     return out
 
 

@@ -35,6 +35,10 @@ OpBuilderFn op_builder_for(const std::string& op) {
       {"FastGelu", build_bias_activation},
       {"SkipLayerNormalization", build_skip_layer_norm},
       {"Attention", build_attention},
+      {"FusedConv", build_fused_anchor},
+      {"FusedGemm", build_fused_anchor},
+      {"FusedMatMul", build_fused_anchor},
+      {"EmbedLayerNormalization", build_embed_layer_norm},
   };
   auto it = table.find(op);
   if (it != table.end()) return it->second;

@@ -32,6 +32,8 @@ size_t build_resize(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  
 size_t build_bias_activation(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // contrib_gelu.cpp
 size_t build_skip_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // contrib_norm.cpp
 size_t build_attention(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);        // contrib_attention.cpp
+size_t build_fused_anchor(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);     // contrib_fused.cpp
+size_t build_embed_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // contrib_embed.cpp
 
 // The builder for an op type (nullptr when none).
 using OpBuilderFn = size_t (*)(ProgramBuilder&, const NodeSpec&, const Chain&);

@@ -76,6 +76,7 @@ void register_contrib_kernels(sdk::KernelRegistry& r) {
   register_contrib_norm_kernels(r);
   register_contrib_attention_kernels(r);
   register_contrib_matmul_kernels(r);
+  register_contrib_fused_kernels(r);
 }
 
 }  // namespace loom::reference

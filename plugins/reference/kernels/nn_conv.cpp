@@ -86,16 +86,20 @@ class Conv {
  public:
   explicit Conv(const sdk::Node& n) : attrs_(n, "Conv"), group_(n.attr_int("group", 1)) {}
 
-  void compute(KernelContext& ctx) const {
+  void compute(KernelContext& ctx) const { run(ctx); }
+
+  // Computes Y into output 0 and returns it (FusedConv applies its epilogue to it).
+  sdk::Tensor run(KernelContext& ctx) const {
     const ConstTensor x = ctx.required_input(0), w = ctx.required_input(1), b = ctx.input(2);
     if (x.dtype() != w.dtype()) sdk::fail_invalid("Conv: X and W element types differ");
     const ConvProblem p = conv_problem(x.shape(), w.shape(), group_, attrs_, "Conv");
     if (b.exists() && b.size() != p.m)
       sdk::fail_invalid("Conv: B has " + std::to_string(b.size()) + " elements, expected " + std::to_string(p.m));
+    sdk::Tensor yt;
     dispatch<TypeList<float, double, Float16, BFloat16>>(x.dtype(), "Conv", [&](auto tag) {
       using T = decltype(tag);
       using A = compute_t<T>;
-      sdk::Tensor yt = ctx.output(0, p.out_shape, x.dtype());
+      yt = ctx.output(0, p.out_shape, x.dtype());
       const int64_t ny = element_count(p.out_shape);
       if (ny == 0) return;
       T* y = yt.template mutable_data<T>();
@@ -122,6 +126,7 @@ class Conv {
         for (int64_t i = 0; i < ny; ++i) y[i] = static_cast<T>(ya[i]);
       }
     });
+    return yt;
   }
 
  private:
@@ -333,6 +338,8 @@ class ConvTranspose {
 };
 
 }  // namespace
+
+sdk::Tensor conv_into_output(KernelContext& ctx, const sdk::Node& node) { return Conv(node).run(ctx); }
 
 void register_nn_conv_kernels(sdk::KernelRegistry& r) {
   r.add_class<Conv>("", "Conv", 1, LOOM_OPSET_OPEN_END);

@@ -26,6 +26,12 @@ template <class T>
 void nn_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
              int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
 
+// Conv (nn_conv.cpp) and Gemm (nn_matmul.cpp) of `node`'s attributes on the
+// context's inputs 0..2, written to output 0, which is returned: com.microsoft
+// FusedConv / FusedGemm apply their epilogue to it in place.
+sdk::Tensor conv_into_output(sdk::KernelContext& ctx, const sdk::Node& node);
+sdk::Tensor gemm_into_output(sdk::KernelContext& ctx, const sdk::Node& node);
+
 // Copies n elements of T into accumulator type A (16-bit floats via float).
 template <class A, class T>
 std::vector<A> nn_to_vector(const T* p, int64_t n) {

@@ -82,7 +82,10 @@ class Gemm {
         alpha_(n.attr_float("alpha", 1.0f)),
         beta_(n.attr_float("beta", 1.0f)) {}
 
-  void compute(KernelContext& ctx) const {
+  void compute(KernelContext& ctx) const { run(ctx); }
+
+  // Computes Y into output 0 and returns it (FusedGemm applies its activation to it).
+  sdk::Tensor run(KernelContext& ctx) const {
     const ConstTensor a = ctx.required_input(0), b = ctx.required_input(1), c = ctx.input(2);
     const Shape sa = a.shape(), sb = b.shape();
     if (sa.size() != 2 || sb.size() != 2)
@@ -103,11 +106,12 @@ class Gemm {
       if (broadcast_shape({cs, ys}, "Gemm") != ys)
         sdk::fail_invalid("Gemm: C " + shape_string(cs) + " cannot be broadcast to " + shape_string(ys));
     }
+    sdk::Tensor yt;
     dispatch<TypeList<float, double, Float16, BFloat16, int32_t, int64_t, uint32_t, uint64_t>>(
         a.dtype(), "Gemm", [&](auto tag) {
           using T = decltype(tag);
           using A = compute_t<T>;
-          sdk::Tensor yt = ctx.output(0, ys, a.dtype());
+          yt = ctx.output(0, ys, a.dtype());
           if (m * n == 0) return;
           T* y = yt.template mutable_data<T>();
           const A alpha = static_cast<A>(alpha_), beta = static_cast<A>(beta_);
@@ -140,6 +144,7 @@ class Gemm {
           if constexpr (!std::is_same_v<T, A>)
             for (int64_t i = 0; i < m * n; ++i) y[i] = static_cast<T>(acc[i]);
         });
+    return yt;
   }
 
  private:
@@ -220,6 +225,8 @@ void qlinear_matmul(KernelContext& ctx) {
 }
 
 }  // namespace
+
+sdk::Tensor gemm_into_output(KernelContext& ctx, const sdk::Node& node) { return Gemm(node).run(ctx); }
 
 void register_nn_matmul_kernels(sdk::KernelRegistry& r) {
   r.add("", "MatMul", 1, LOOM_OPSET_OPEN_END, matmul);

@@ -1,0 +1,125 @@
+// Conv + activation fusion (extended), as ONNX Runtime's ConvActivationFusion
+// for its CPU EP: a float Conv whose output is read only by a Relu, Tanh,
+// Sigmoid, LeakyRelu, HardSigmoid or Clip (constant bounds) becomes
+// com.microsoft FusedConv with the Conv's attributes plus `activation` and
+// `activation_params` (LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha,
+// beta). Where the activation only runs as a post-op anyway (cpu_onednn), the
+// fused node costs nothing; the reference EP saves a pass over the output.
+#include <cfloat>
+#include <optional>
+
+#include "transform/fused_node.h"
+#include "transform/graph_matcher.h"
+#include "transform/graph_patch.h"
+#include "transform/pass.h"
+#include "transform/pattern_pass.h"
+
+namespace loom::transform {
+namespace {
+
+struct ConvActivationMatch {
+  std::vector<ir::NodeId> nodes;
+  const ir::Node* conv = nullptr;
+  std::string activation, output;
+  std::vector<float> params;
+};
+
+float float_attr(const ir::Node& n, const std::string& name, float fallback) {
+  const ir::Attribute* a = n.find_attribute(name);
+  return a && a->type == ir::AttrType::kFloat ? a->f : fallback;
+}
+
+// Clip's bounds: attributes before opset 11, optional one-element constant
+// inputs from 11 (a bound computed at run time: nullopt).
+std::optional<std::vector<float>> clip_bounds(const GraphMatcher& m, const ir::Node& clip) {
+  float lo = -FLT_MAX, hi = FLT_MAX;
+  if (clip.opset < 11) {
+    if (clip.inputs.size() != 1) return std::nullopt;
+    lo = float_attr(clip, "min", lo);
+    hi = float_attr(clip, "max", hi);
+  } else {
+    for (size_t i = 1; i < clip.inputs.size(); ++i) {
+      if (clip.inputs[i].empty()) continue;
+      auto c = m.float_constant(clip.inputs[i]);
+      if (!c || c->size() != 1) return std::nullopt;
+      (i == 1 ? lo : hi) = (*c)[0];
+    }
+  }
+  return std::vector<float>{lo, hi};
+}
+
+std::optional<ConvActivationMatch> match(const GraphMatcher& m, const ir::Node& conv) {
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 ||
+      (conv.inputs.size() != 2 && conv.inputs.size() != 3))
+    return std::nullopt;
+  const std::string& y = conv.outputs[0];
+  if (!m.is_float(y)) return std::nullopt;
+  const ir::Node* act = m.sole_consumer(y);
+  if (!act || !act->domain.empty() || act->outputs.size() != 1 || act->inputs.empty() || act->inputs[0] != y)
+    return std::nullopt;
+  ConvActivationMatch out;
+  const std::string& op = act->op_type;
+  if ((op == "Relu" || op == "Tanh" || op == "Sigmoid") && act->inputs.size() == 1) {
+  } else if (op == "LeakyRelu" && act->inputs.size() == 1) {
+    out.params = {float_attr(*act, "alpha", 0.01f)};
+  } else if (op == "HardSigmoid" && act->inputs.size() == 1) {
+    out.params = {float_attr(*act, "alpha", 0.2f), float_attr(*act, "beta", 0.5f)};
+  } else if (op == "Clip") {
+    auto bounds = clip_bounds(m, *act);
+    if (!bounds) return std::nullopt;
+    out.params = *bounds;
+  } else {
+    return std::nullopt;
+  }
+  out.nodes = {conv.id, act->id};
+  out.conv = &conv;
+  out.activation = op;
+  out.output = act->outputs[0];
+  return out;
+}
+
+class ConvActivationFusion : public Pass {
+ public:
+  std::string name() const override { return "conv_activation_fusion"; }
+  OptimizationLevel level() const override { return OptimizationLevel::kExtended; }
+
+  Status run(ir::Graph& graph, PassContext& ctx, bool* changed) override {
+    // Copy what the rewrite needs: the matched nodes die with the first commit.
+    struct Rewrite {
+      ConvActivationMatch match;
+      ir::Node conv;
+    };
+    std::vector<Rewrite> rewrites;
+    for (ConvActivationMatch& c : disjoint_matches<ConvActivationMatch>(graph, match))
+      rewrites.push_back({c, *c.conv});
+    for (const Rewrite& r : rewrites) {
+      GraphPatch patch(graph, name() + " at '" + r.conv.name + "'");
+      ir::Node n = fused_node(graph, "FusedConv", kMicrosoftDomain, r.conv.inputs, {r.match.output},
+                              patch.fresh_name(r.conv.name.empty() ? "FusedConv" : r.conv.name));
+      n.attributes = r.conv.attributes;
+      ir::Attribute act;
+      act.name = "activation";
+      act.type = ir::AttrType::kString;
+      act.s = r.match.activation;
+      n.attributes.push_back(std::move(act));
+      if (!r.match.params.empty()) {
+        ir::Attribute params;
+        params.name = "activation_params";
+        params.type = ir::AttrType::kFloats;
+        params.floats = r.match.params;
+        n.attributes.push_back(std::move(params));
+      }
+      for (ir::NodeId id : r.match.nodes) patch.remove_node(id);
+      patch.add_node(std::move(n));
+      patch.import_domain(kMicrosoftDomain, 1);
+      commit_or_skip(patch, ctx, changed);
+    }
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> make_conv_activation_fusion() { return std::make_unique<ConvActivationFusion>(); }
+
+}  // namespace loom::transform
