@@ -122,21 +122,10 @@ std::optional<FastGeluMatch> match(const GraphMatcher& m, const ir::Node& tanh) 
   std::set<ir::NodeId> pattern(out.nodes.begin(), out.nodes.end());
   if (pattern.size() != out.nodes.size()) return std::nullopt;
   // FastGelu(input, bias) when x = Add(input, bias [C]) is read only by this pattern.
-  if (const ir::Node* b = m.producer(x); b && !m.graph().is_graph_output(x)) {
-    bool only_pattern = true;
-    for (const ir::Node* c : m.consumers(x)) only_pattern &= pattern.count(c->id) > 0;
-    if (only_pattern && GraphMatcher::is(*b, "Add", 2)) {
-      for (size_t i = 0; i < 2; ++i) {
-        const std::string& input = b->inputs[1 - i];
-        if (m.vector_operand(*b, "Add", input) == b->inputs[i] && m.is_float(input) &&
-            m.last_dim(input) == m.last_dim(x)) {
-          out.bias_input = input;
-          out.bias = b->inputs[i];
-          out.nodes.push_back(b->id);
-          break;
-        }
-      }
-    }
+  if (auto b = m.bias_add(x, pattern)) {
+    out.bias_input = b->input;
+    out.bias = b->bias;
+    out.nodes.push_back(b->add->id);
   }
   return out;
 }

@@ -69,22 +69,10 @@ std::optional<GeluMatch> match(const GraphMatcher& m, const ir::Node& erf) {
     out.name = m1->name;
   }
   // BiasGelu when x = Add(input, bias [C]) is read only by this pattern.
-  if (const ir::Node* add = m.producer(x); add && !m.graph().is_graph_output(x)) {
-    std::set<ir::NodeId> pattern(out.nodes.begin(), out.nodes.end());
-    bool only_pattern = true;
-    for (const ir::Node* c : m.consumers(x)) only_pattern &= pattern.count(c->id) > 0;
-    if (only_pattern && GraphMatcher::is(*add, "Add", 2)) {
-      for (size_t k = 0; k < 2; ++k) {
-        const std::string& input = add->inputs[1 - k];
-        if (m.vector_operand(*add, "Add", input) == add->inputs[k] && m.is_float(input) &&
-            m.last_dim(input) == m.last_dim(x)) {
-          out.bias_input = input;
-          out.bias = add->inputs[k];
-          out.nodes.push_back(add->id);
-          break;
-        }
-      }
-    }
+  if (auto b = m.bias_add(x, std::set<ir::NodeId>(out.nodes.begin(), out.nodes.end()))) {
+    out.bias_input = b->input;
+    out.bias = b->bias;
+    out.nodes.push_back(b->add->id);
   }
   return out;
 }
@@ -95,22 +83,16 @@ std::optional<GeluMatch> match_biased_gelu(const GraphMatcher& m, const ir::Node
   if (gelu.op_type != "Gelu" || gelu.domain != kMicrosoftDomain || gelu.inputs.size() != 1 || gelu.outputs.size() != 1)
     return std::nullopt;
   const std::string& x = gelu.inputs[0];
-  const ir::Node* add = m.producer(x);
-  if (!add || m.sole_consumer(x) != &gelu || !GraphMatcher::is(*add, "Add", 2)) return std::nullopt;
-  for (size_t k = 0; k < 2; ++k) {
-    const std::string& input = add->inputs[1 - k];
-    if (m.vector_operand(*add, "Add", input) == add->inputs[k] && m.is_float(input)) {
-      GeluMatch out;
-      out.nodes = {add->id, gelu.id};
-      out.x = x;
-      out.y = gelu.outputs[0];
-      out.name = gelu.name;
-      out.bias_input = input;
-      out.bias = add->inputs[k];
-      return out;
-    }
-  }
-  return std::nullopt;
+  auto b = m.bias_add(x, {gelu.id});
+  if (!b) return std::nullopt;
+  GeluMatch out;
+  out.nodes = {b->add->id, gelu.id};
+  out.x = x;
+  out.y = gelu.outputs[0];
+  out.name = gelu.name;
+  out.bias_input = b->input;
+  out.bias = b->bias;
+  return out;
 }
 
 class GeluFusion : public Pass {

@@ -90,6 +90,20 @@ std::string GraphMatcher::vector_operand(const ir::Node& n, const std::string& o
   return n.inputs[k];
 }
 
+std::optional<GraphMatcher::BiasAdd> GraphMatcher::bias_add(const std::string& x,
+                                                             const std::set<ir::NodeId>& pattern) const {
+  const ir::Node* add = producer(x);
+  if (!add || graph_.is_graph_output(x) || !is(*add, "Add", 2)) return std::nullopt;
+  for (const ir::Node* c : consumers(x))
+    if (!pattern.count(c->id)) return std::nullopt;
+  for (size_t k = 0; k < 2; ++k) {
+    const std::string& input = add->inputs[1 - k];
+    if (vector_operand(*add, "Add", input) == add->inputs[k] && is_float(input) && last_dim(input) == last_dim(x))
+      return BiasAdd{add, input, add->inputs[k]};
+  }
+  return std::nullopt;
+}
+
 int64_t GraphMatcher::last_dim(const std::string& value) const {
   const ir::ValueType* t = graph_.type_of(value);
   if (t == nullptr || !t->has_shape || t->dims.empty()) return -1;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -40,6 +41,15 @@ class GraphMatcher {
   // For a binary `op` node reading `value`, the other operand when it is a
   // float constant of shape [c] (c = value's known last dim), or "".
   std::string vector_operand(const ir::Node& n, const std::string& op, const std::string& value) const;
+  // When `x` = Add(input, bias) with bias a float constant [C] over x's
+  // last dim, read only by nodes in `pattern` (and not a graph output):
+  // that Add, its non-bias input and the bias. For fusions that take a
+  // bias input (BiasGelu, FastGelu).
+  struct BiasAdd {
+    const ir::Node* add = nullptr;
+    std::string input, bias;
+  };
+  std::optional<BiasAdd> bias_add(const std::string& x, const std::set<ir::NodeId>& pattern) const;
   // The value's last dim when its type and that dim are known, else -1.
   int64_t last_dim(const std::string& value) const;
   // ReduceMean over the last axis only, keepdims = 1 (axes as attribute

@@ -161,19 +161,8 @@ size_t build_embed_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain&
     b.define(n.outputs[1], mask_index);
   }
 
-  // LayerNorm over the last dim of the sum: build_layer_norm on a node that
-  // reads it (same name, so errors still point at this node).
-  NodeSpec ln;
-  ln.op_type = "LayerNormalization";
-  ln.name = n.name;
-  ln.opset = 17;
-  ln.inputs = {sum_name, n.inputs[5], n.has_input(6) ? n.inputs[6] : ""};
-  ln.outputs = {n.outputs[0]};
-  ln.input_dtypes.assign(3, LOOM_DTYPE_FLOAT);
-  ln.output_dtypes = {LOOM_DTYPE_FLOAT};
-  ln.ints["axis"] = -1;
-  ln.floats["epsilon"] = n.attr_float("epsilon", 1e-12f);
-  return build_layer_norm(b, ln, {});
+  return build_last_dim_layer_norm(b, n, sum_name, n.inputs[5], n.has_input(6) ? n.inputs[6] : "", n.outputs[0],
+                                   n.attr_float("epsilon", 1e-12f));
 }
 
 }  // namespace loom::onednn

@@ -87,18 +87,24 @@ size_t build_skip_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain&)
   }
   b.define(sum_name, sum);
 
-  // LayerNorm over the last dim of the sum: build_layer_norm on a node that
-  // reads it (same name, so errors still point at this node).
+  return build_last_dim_layer_norm(b, n, sum_name, n.inputs[2], n.has_input(3) ? n.inputs[3] : "", n.outputs[0],
+                                   n.attr_float("epsilon", 1e-12f));
+}
+
+size_t build_last_dim_layer_norm(ProgramBuilder& b, const NodeSpec& n, const std::string& x, const std::string& gamma,
+                                 const std::string& beta, const std::string& out, float epsilon) {
+  // build_layer_norm on a node that reads `x` (same name, so errors still
+  // point at `n`).
   NodeSpec ln;
   ln.op_type = "LayerNormalization";
   ln.name = n.name;
   ln.opset = 17;
-  ln.inputs = {sum_name, n.inputs[2], n.has_input(3) ? n.inputs[3] : ""};
-  ln.outputs = {n.outputs[0]};
+  ln.inputs = {x, gamma, beta};
+  ln.outputs = {out};
   ln.input_dtypes.assign(3, LOOM_DTYPE_FLOAT);
   ln.output_dtypes = {LOOM_DTYPE_FLOAT};
   ln.ints["axis"] = -1;
-  ln.floats["epsilon"] = n.attr_float("epsilon", 1e-12f);
+  ln.floats["epsilon"] = epsilon;
   return build_layer_norm(b, ln, {});
 }
 

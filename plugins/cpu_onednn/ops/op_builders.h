@@ -23,6 +23,11 @@ size_t build_unary(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);   
 size_t build_pool(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);            // pooling.cpp
 size_t build_batch_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);      // normalization.cpp
 size_t build_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);      // normalization.cpp
+// LayerNormalization over the last dim of value `x` (gamma, beta: input
+// names, beta may be "") into `out`, for contrib ops that end in one; the
+// step is labelled with `n`'s name so errors point at it (contrib_norm.cpp).
+size_t build_last_dim_layer_norm(ProgramBuilder& b, const NodeSpec& n, const std::string& x, const std::string& gamma,
+                                 const std::string& beta, const std::string& out, float epsilon);
 size_t build_softmax(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);         // normalization.cpp
 size_t build_concat(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // layout.cpp
 size_t build_reshape(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);         // layout.cpp
