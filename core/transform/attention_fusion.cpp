@@ -21,7 +21,10 @@
 // in float either way. A row whose every key is masked differs (ORT: uniform;
 // the model: softmax of the unmasked scores), as in ORT's own fusion. The
 // mask must be integer or bool (a float 0.5 would cast to 0, not scale C),
-// and [B, S] must equal x's first two dims.
+// and [B, S] must equal x's first two dims. Like ORT's fusion this assumes
+// an attention mask of 0s and 1s: Attention keeps every key whose mask is
+// above 0, where the model would add (1 - m) * C, a large positive bias for
+// m > 1.
 //
 // W = [Wq | Wk | Wv] ([D_in, 3 * N * H]) and bias = [bq | bk | bv] become new
 // initializers; the old ones die with the MatMuls unless read elsewhere.

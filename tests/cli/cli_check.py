@@ -250,6 +250,40 @@ def cmd_optimize(args):
     print(f"optimized model {out} passes onnx.checker: {ops}")
 
 
+def cmd_random_mask(args):
+    """Random integer inputs: 0..9, but 0 or 1 for one named like a mask."""
+    try:
+        import numpy as np
+        import onnx
+        from onnx import TensorProto as T, helper as h, numpy_helper
+    except ImportError as e:
+        print(f"skipped: {e}", file=sys.stderr)
+        sys.exit(SKIP)
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    graph = h.make_graph(
+        [h.make_node("Identity", ["attention_mask"], ["m"]), h.make_node("Identity", ["input_ids"], ["i"])], "masks",
+        [h.make_tensor_value_info("attention_mask", T.INT64, [1, 64]),
+         h.make_tensor_value_info("input_ids", T.INT64, [1, 64])],
+        [h.make_tensor_value_info("m", T.INT64, [1, 64]), h.make_tensor_value_info("i", T.INT64, [1, 64])])
+    model = os.path.join(args.workdir, "masks.onnx")
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 14)]), model)
+    out = os.path.join(args.workdir, "out")
+    p = run([args.loom, "run", "--model", model, "--save-outputs", out, "--quiet"])
+    if p.returncode != 0:
+        fail(f"loom run failed:\n{show(p)}")
+    def values(name):
+        t = onnx.TensorProto()
+        with open(os.path.join(out, name + ".pb"), "rb") as f:
+            t.ParseFromString(f.read())
+        return set(numpy_helper.to_array(t).flatten().tolist())
+    if values("m") != {0, 1}:
+        fail(f"attention_mask values {sorted(values('m'))}, expected 0 and 1")
+    if not values("i") - {0, 1}:
+        fail(f"input_ids values {sorted(values('i'))}, expected more than 0 and 1")
+    print("random mask input holds 0 and 1; other integers 0..9")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -272,6 +306,9 @@ def main():
     j = sub.add_parser("bench-json")
     j.add_argument("--loom", required=True)
     j.add_argument("--model", required=True)
+    rm = sub.add_parser("random-mask")
+    rm.add_argument("--loom", required=True)
+    rm.add_argument("--workdir", required=True)
     o = sub.add_parser("optimize")
     o.add_argument("--loom", required=True)
     o.add_argument("--workdir", required=True)
@@ -286,6 +323,8 @@ def main():
         cmd_bench_json(args)
     elif args.mode == "optimize":
         cmd_optimize(args)
+    elif args.mode == "random-mask":
+        cmd_random_mask(args)
     elif args.mode == "bad-model":
         cmd_bad_model(args)
     else:

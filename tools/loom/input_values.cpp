@@ -41,9 +41,25 @@ Expected<Value> read_input_value(const ValueInfo& info, const std::string& path)
   return v;  // an empty optional
 }
 
+// An integer input named like an attention mask gets 0s and 1s, the only
+// values such masks hold (transformer fusions rely on it, as ONNX Runtime's do).
+bool mask_like(const ValueInfo& info) {
+  std::string lower = info.name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool integer = info.dtype == DType::kInt32 || info.dtype == DType::kInt64 || info.dtype == DType::kBool;
+  return integer && lower.find("mask") != std::string::npos;
+}
+
 Expected<Value> random_input_value(const ValueInfo& info, const Dims& dims, std::mt19937_64& rng) {
   if (info.kind != ValueKind::kSequence) {
     LOOM_ASSIGN_OR_RETURN(Tensor t, random_tensor(info.dtype, dims, rng));
+    if (mask_like(info)) {
+      std::uniform_int_distribution<int> coin(0, 1);
+      for (int64_t i = 0; i < t.element_count(); ++i) {
+        if (info.dtype == DType::kInt32) t.mutable_data_as<int32_t>()[i] = coin(rng);
+        else if (info.dtype == DType::kInt64) t.mutable_data_as<int64_t>()[i] = coin(rng);
+      }
+    }
     return Value(std::move(t));
   }
   std::vector<Tensor> elements;
