@@ -11,6 +11,7 @@
 #include "onnx/model_saver.h"
 #include "partition/partitioner.h"
 #include "plugin_host/plugin_registry.h"
+#include "session/fusion_gate.h"
 #include "session/node_evaluator.h"
 #include "transform/pass_manager.h"
 
@@ -144,6 +145,17 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
       ctx.evaluate = session::make_node_evaluator(*ep);
       break;
     }
+  partition::PartitionInputs gate_inputs;
+  gate_inputs.eps = eps;
+  gate_inputs.priority_count = priority_count;
+  gate_inputs.fallback = fallback;
+  gate_inputs.policy = env->config().fallback;
+  gate_inputs.model_name = model_name;
+  session::FusionGate gate(gate_inputs);
+  ctx.accept_fusion = [&gate](const ir::Graph& g, const std::vector<ir::NodeId>& replaced, const ir::Node& fused,
+                              const std::map<std::string, ir::ValueType>& staged) {
+    return gate.accept(g, replaced, fused, staged);
+  };
   transform::OptimizeOptions optimize_options;
   optimize_options.level = env->config().optimization_level;
   optimize_options.disabled.insert(env->config().disabled_passes.begin(), env->config().disabled_passes.end());

@@ -367,7 +367,7 @@ class AttentionFusion : public Pass {
       for (ir::NodeId id : a.nodes) patch.remove_node(id);
       patch.add_node(std::move(n));
       patch.import_domain(kMicrosoftDomain, 1);
-      commit_or_skip(patch, ctx, changed);
+      commit_fusion(patch, graph, ctx, changed);
     }
     return Status::ok();
   }

@@ -14,12 +14,12 @@
 namespace loom::transform {
 namespace {
 
-// ONNX Runtime's list less Softsign and ThresholdedRelu: no EP of Loom's
-// but the reference runs those as FusedGemm, so fusing them would move the
-// whole Gemm off a fast EP (until fusions ask the EPs, see pass.h).
+// ONNX Runtime's list. Where the Gemm's EP cannot run the fused form (cpu_onednn
+// has no Softsign or ThresholdedRelu), the fusion gate keeps the nodes apart
+// (PassContext::accept_fusion).
 const std::set<std::string>& fusable_activations() {
-  static const std::set<std::string> ops = {"Elu",  "HardSigmoid", "LeakyRelu", "Relu",
-                                            "Selu", "Sigmoid",     "Softplus",  "Tanh"};
+  static const std::set<std::string> ops = {"Elu",     "HardSigmoid", "LeakyRelu", "Relu", "Selu",
+                                            "Sigmoid", "Softplus",    "Softsign",  "Tanh", "ThresholdedRelu"};
   return ops;
 }
 
@@ -64,7 +64,7 @@ class GemmActivationFusion : public Pass {
       for (ir::NodeId id : g.nodes) patch.remove_node(id);
       patch.add_node(std::move(n));
       patch.import_domain(kMicrosoftDomain, 1);
-      commit_or_skip(patch, ctx, changed);
+      commit_fusion(patch, graph, ctx, changed);
     }
     return Status::ok();
   }

@@ -42,6 +42,10 @@ class GraphPatch {
   void set_type(const std::string& value, ir::ValueType type);
 
   bool empty() const;
+  // What is staged (for checks before commit).
+  const std::vector<ir::Node>& added_nodes() const { return added_; }
+  std::vector<ir::NodeId> removed_nodes() const { return {removed_.begin(), removed_.end()}; }
+  const std::map<std::string, ir::ValueType>& staged_types() const { return types_; }
   // Validates and applies. On error nothing changed.
   Status commit();
 

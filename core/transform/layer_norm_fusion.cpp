@@ -113,7 +113,7 @@ class LayerNormFusion : public Pass {
       set_float_attr(ln, "epsilon", l.epsilon);
       for (ir::NodeId id : l.nodes) patch.remove_node(id);
       patch.add_node(std::move(ln));
-      commit_or_skip(patch, ctx, changed);
+      commit_fusion(patch, graph, ctx, changed);
     }
     return Status::ok();
   }

@@ -50,7 +50,7 @@ class MatMulAddFusion : public Pass {
       patch.add_node(fused_node(graph, "Gemm", "", {f.a, f.b, f.bias}, {f.y},
                                 patch.fresh_name(f.name.empty() ? "Gemm" : f.name + "/Gemm")));
       for (ir::NodeId id : f.nodes) patch.remove_node(id);
-      commit_or_skip(patch, ctx, changed);
+      commit_fusion(patch, graph, ctx, changed);
     }
     return Status::ok();
   }

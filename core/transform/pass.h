@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,13 @@ using NodeEvaluator = std::function<Expected<std::vector<Tensor>>(const ir::Grap
 struct PassContext {
   NodeEvaluator evaluate;  // may be empty: passes that need it then do nothing
   std::string model_name;
+  // Asked by extended-level fusions before they replace the nodes
+  // `replaced` by `fused` (`staged`: types of values the same rewrite adds):
+  // false keeps the nodes (the EP that would run them does not run the
+  // fused op). Unset: every fusion is allowed.
+  std::function<bool(const ir::Graph&, const std::vector<ir::NodeId>& replaced, const ir::Node& fused,
+                     const std::map<std::string, ir::ValueType>& staged)>
+      accept_fusion;
   // Bumped by the pass manager after every pass run that changed the graph
   // (passes that cache work per graph state compare it).
   uint64_t graph_version = 0;

@@ -45,4 +45,22 @@ inline bool commit_or_skip(GraphPatch& patch, const PassContext& ctx, bool* chan
   return true;
 }
 
+// commit_or_skip for fusions: each added node that takes over an output of
+// a replaced node (the fused op, not helpers such as an index Cast) must be
+// accepted by ctx.accept_fusion, else nothing is applied.
+inline bool commit_fusion(GraphPatch& patch, const ir::Graph& graph, const PassContext& ctx, bool* changed) {
+  if (ctx.accept_fusion) {
+    const std::vector<ir::NodeId> replaced = patch.removed_nodes();
+    std::set<std::string> taken_over;
+    for (ir::NodeId id : replaced)
+      if (const ir::Node* n = graph.find_node(id)) taken_over.insert(n->outputs.begin(), n->outputs.end());
+    for (const ir::Node& n : patch.added_nodes()) {
+      bool fused = false;
+      for (const std::string& o : n.outputs) fused = fused || (!o.empty() && taken_over.count(o));
+      if (fused && !ctx.accept_fusion(graph, replaced, n, patch.staged_types())) return false;
+    }
+  }
+  return commit_or_skip(patch, ctx, changed);
+}
+
 }  // namespace loom::transform

@@ -1,0 +1,46 @@
+// Whether an extended-level fusion may replace nodes by a fused op: only
+// when the EP that would run those nodes also runs the fused op, so that a
+// fusion never moves work from a fast EP to a slower one (say, a CUDA EP
+// without Attention to the reference EP). The nodes' EP comes from a trial
+// partition of the graph made on the first question (after the basic
+// passes); "runs the fused op" from a trial partition of a one-node graph
+// holding the fused node, offered to that EP alone.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partition/partitioner.h"
+
+namespace loom::session {
+
+class FusionGate {
+ public:
+  // `in` without a graph: the EPs, priorities and fallback of the session.
+  explicit FusionGate(partition::PartitionInputs in) : in_(std::move(in)) {}
+
+  // See transform::PassContext::accept_fusion.
+  bool accept(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced, const ir::Node& fused,
+              const std::map<std::string, ir::ValueType>& staged);
+
+ private:
+  void place_current(const ir::Graph& graph);
+  bool runs(size_t ep, const ir::Graph& graph, const ir::Node& fused,
+            const std::map<std::string, ir::ValueType>& staged) const;
+  bool runs_uncached(size_t ep, const ir::Graph& graph, const ir::Node& fused,
+                     const std::function<const ir::ValueType*(const std::string&)>& type_of) const;
+
+  partition::PartitionInputs in_;
+  bool placed_ = false;
+  std::map<ir::NodeId, size_t> ep_of_node_;       // trial placement of the graph's nodes
+  std::map<std::string, size_t> ep_of_fused_;     // fused nodes accepted since, by first output
+  // runs() answers by EP and what a claim can see of the node (op, input
+  // types and shapes, which inputs are constants, attributes): a BERT's
+  // twelve identical Attention nodes ask once.
+  mutable std::map<std::string, bool> answers_;
+};
+
+}  // namespace loom::session
