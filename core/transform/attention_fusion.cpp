@@ -364,10 +364,7 @@ class AttentionFusion : public Pass {
       set_int_attr(n, "num_heads", a.num_heads);
       if (!a.mask.empty()) set_float_attr(n, "mask_filter_value", a.filter);
       if (a.scale != 0.f) set_float_attr(n, "scale", a.scale);
-      for (ir::NodeId id : a.nodes) patch.remove_node(id);
-      patch.add_node(std::move(n));
-      patch.import_domain(kMicrosoftDomain, 1);
-      commit_fusion(patch, graph, ctx, changed);
+      replace_with_fused(patch, graph, ctx, changed, a.nodes, std::move(n));
     }
     return Status::ok();
   }

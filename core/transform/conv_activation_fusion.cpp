@@ -109,10 +109,7 @@ class ConvActivationFusion : public Pass {
         params.floats = r.match.params;
         n.attributes.push_back(std::move(params));
       }
-      for (ir::NodeId id : r.match.nodes) patch.remove_node(id);
-      patch.add_node(std::move(n));
-      patch.import_domain(kMicrosoftDomain, 1);
-      commit_fusion(patch, graph, ctx, changed);
+      replace_with_fused(patch, graph, ctx, changed, r.match.nodes, std::move(n));
     }
     return Status::ok();
   }

@@ -327,10 +327,7 @@ class EmbedLayerNormFusion : public Pass {
                               {ids, seg_ids, e.word, pos, e.seg, e.gamma, beta}, {e.y},
                               patch.fresh_name(e.name + "/EmbedLayerNorm"));
       set_float_attr(n, "epsilon", e.epsilon);
-      for (ir::NodeId id : e.nodes) patch.remove_node(id);
-      patch.add_node(std::move(n));
-      patch.import_domain(kMicrosoftDomain, 1);
-      commit_fusion(patch, graph, ctx, changed);
+      replace_with_fused(patch, graph, ctx, changed, e.nodes, std::move(n));
     }
     return Status::ok();
   }

@@ -144,10 +144,7 @@ class FastGeluFusion : public Pass {
       ir::Node n = fused_node(graph, "FastGelu", kMicrosoftDomain,
                               biased ? std::vector<std::string>{g.bias_input, g.bias} : std::vector<std::string>{g.x},
                               {g.y}, patch.fresh_name(g.name + "/FastGelu"));
-      for (ir::NodeId id : g.nodes) patch.remove_node(id);
-      patch.add_node(std::move(n));
-      patch.import_domain(kMicrosoftDomain, 1);
-      commit_fusion(patch, graph, ctx, changed);
+      replace_with_fused(patch, graph, ctx, changed, g.nodes, std::move(n));
     }
     return Status::ok();
   }

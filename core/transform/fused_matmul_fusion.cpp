@@ -147,10 +147,7 @@ class FusedMatMulFusion : public Pass {
       set_float_attr(n, "alpha", f.alpha);
       set_int_attr(n, "transA", f.trans[0]);
       set_int_attr(n, "transB", f.trans[1]);
-      for (ir::NodeId id : f.nodes) patch.remove_node(id);
-      patch.add_node(std::move(n));
-      patch.import_domain(kMicrosoftDomain, 1);
-      commit_fusion(patch, graph, ctx, changed);
+      replace_with_fused(patch, graph, ctx, changed, f.nodes, std::move(n));
     }
     return Status::ok();
   }

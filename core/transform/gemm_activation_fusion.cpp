@@ -61,10 +61,7 @@ class GemmActivationFusion : public Pass {
         a.name = "activation_" + a.name;
         n.attributes.push_back(std::move(a));
       }
-      for (ir::NodeId id : g.nodes) patch.remove_node(id);
-      patch.add_node(std::move(n));
-      patch.import_domain(kMicrosoftDomain, 1);
-      commit_fusion(patch, graph, ctx, changed);
+      replace_with_fused(patch, graph, ctx, changed, g.nodes, std::move(n));
     }
     return Status::ok();
   }

@@ -111,9 +111,7 @@ class LayerNormFusion : public Pass {
       ir::Node ln = fused_node(graph, "LayerNormalization", "", inputs, {l.y}, patch.fresh_name(l.name + "/LayerNorm"));
       set_int_attr(ln, "axis", -1);
       set_float_attr(ln, "epsilon", l.epsilon);
-      for (ir::NodeId id : l.nodes) patch.remove_node(id);
-      patch.add_node(std::move(ln));
-      commit_fusion(patch, graph, ctx, changed);
+      replace_with_fused(patch, graph, ctx, changed, l.nodes, std::move(ln));
     }
     return Status::ok();
   }

@@ -63,4 +63,14 @@ inline bool commit_fusion(GraphPatch& patch, const ir::Graph& graph, const PassC
   return commit_or_skip(patch, ctx, changed);
 }
 
+// The usual end of a fusion: `replaced` out, `fused` in (its domain
+// imported), committed through commit_fusion.
+inline bool replace_with_fused(GraphPatch& patch, const ir::Graph& graph, const PassContext& ctx, bool* changed,
+                               const std::vector<ir::NodeId>& replaced, ir::Node fused) {
+  for (ir::NodeId id : replaced) patch.remove_node(id);
+  if (!fused.domain.empty()) patch.import_domain(fused.domain, 1);
+  patch.add_node(std::move(fused));
+  return commit_fusion(patch, graph, ctx, changed);
+}
+
 }  // namespace loom::transform

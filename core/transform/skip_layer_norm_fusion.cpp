@@ -99,10 +99,7 @@ class SkipLayerNormFusion : public Pass {
       ir::Node n = fused_node(graph, "SkipLayerNormalization", kMicrosoftDomain, inputs, outputs,
                               patch.fresh_name(s.name + "/SkipLayerNorm"));
       set_float_attr(n, "epsilon", s.epsilon);
-      for (ir::NodeId id : s.nodes) patch.remove_node(id);
-      patch.add_node(std::move(n));
-      patch.import_domain(kMicrosoftDomain, 1);
-      commit_fusion(patch, graph, ctx, changed);
+      replace_with_fused(patch, graph, ctx, changed, s.nodes, std::move(n));
     }
     return Status::ok();
   }
