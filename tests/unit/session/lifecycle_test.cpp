@@ -1,0 +1,115 @@
+// Sessions under load: creating and destroying many leaves memory flat, and
+// many threads running one session get the single-threaded outputs bit for
+// bit, on the reference EP and with cpu_onednn first.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "common/model_builder.h"
+#include "common/test_env.h"
+
+namespace loom {
+namespace {
+
+constexpr auto kFloat = ::onnx::TensorProto::FLOAT;
+
+// Resident set size of this process, in bytes.
+int64_t rss_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+// y = Relu(MatMul(x, W) + b) with a 1 MiB W, so a leaked session (or a
+// leaked copy of its weights) shows in RSS at once.
+std::string dense_model() {
+  testing::ModelBuilder m(14);
+  m.input("x", kFloat, {4, 512});
+  std::vector<float> w(512 * 512);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 7919) % 1000) / 1000.f - 0.5f;
+  m.float_initializer("w", {512, 512}, w);
+  m.float_initializer("b", {512}, std::vector<float>(512, 0.25f));
+  m.node("MatMul", {"x", "w"}, {"h"});
+  m.node("Add", {"h", "b"}, {"hb"});
+  m.node("Relu", {"hb"}, {"y"});
+  m.output("y", kFloat, {4, 512});
+  return m.bytes();
+}
+
+std::map<std::string, Tensor> dense_inputs(float scale) {
+  std::vector<float> x(4 * 512);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = scale * static_cast<float>((i * 31) % 97) / 97.f;
+  return {{"x", testing::float_tensor({4, 512}, x)}};
+}
+
+std::shared_ptr<Environment> env_for(std::vector<std::string> providers) {
+  Config c;
+  c.providers = std::move(providers);
+  c.intra_op_threads = 1;
+  return testing::make_env(c);
+}
+
+class Lifecycle : public ::testing::TestWithParam<std::vector<std::string>> {};
+
+TEST_P(Lifecycle, ThousandSessionsLeaveRssFlat) {
+  auto env = env_for(GetParam());
+  const std::string model = dense_model();
+  const auto in = dense_inputs(1.f);
+  auto cycle = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      auto s = Session::create_from_bytes(env, model);
+      ASSERT_TRUE(s.has_value()) << s.status().message();
+      auto out = (*s)->run(in);
+      ASSERT_TRUE(out.has_value()) << out.status().message();
+    }
+  };
+  cycle(100);  // allocator pools and caches reach their steady size
+  const int64_t before = rss_bytes();
+  cycle(1000);
+  const int64_t grown = rss_bytes() - before;
+  // A leaked session would hold at least its 1 MiB of weights: 1000 of them a GiB.
+  EXPECT_LT(grown, 8 << 20) << "RSS grew by " << grown / 1024 << " KiB over 1000 create / run / destroy cycles";
+}
+
+TEST_P(Lifecycle, EightThreadsAThousandRunsEachMatchOneThreadBitForBit) {
+  auto s = Session::create_from_bytes(env_for(GetParam()), dense_model());
+  ASSERT_TRUE(s.has_value()) << s.status().message();
+  const Session& session = **s;
+  constexpr int kThreads = 8, kRuns = 1000, kInputs = 4;
+  std::vector<std::map<std::string, Tensor>> inputs;
+  std::vector<std::vector<float>> expected;
+  for (int k = 0; k < kInputs; ++k) {
+    inputs.push_back(dense_inputs(1.f + static_cast<float>(k)));
+    auto out = session.run(inputs.back());
+    ASSERT_TRUE(out.has_value()) << out.status().message();
+    expected.push_back(testing::values_of((*out)[0]));
+  }
+  std::vector<int> mismatches(kThreads, 0), errors(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns; ++r) {
+        const int k = (t + r) % kInputs;
+        auto out = session.run(inputs[static_cast<size_t>(k)]);
+        if (!out) ++errors[static_cast<size_t>(t)];
+        else if (testing::values_of((*out)[0]) != expected[static_cast<size_t>(k)]) ++mismatches[static_cast<size_t>(t)];
+      }
+    });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(errors[static_cast<size_t>(t)], 0) << "thread " << t;
+    EXPECT_EQ(mismatches[static_cast<size_t>(t)], 0) << "thread " << t;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, Lifecycle,
+                         ::testing::Values(std::vector<std::string>{"reference"},
+                                           std::vector<std::string>{"cpu_onednn", "reference"}),
+                         [](const auto& info) { return info.param.front(); });
+
+}  // namespace
+}  // namespace loom
