@@ -20,5 +20,6 @@ Command plugins_command();
 Command partition_command();
 Command bench_command();
 Command optimize_command();
+Command plan_command();
 
 }  // namespace loom::tools
