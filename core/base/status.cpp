@@ -11,6 +11,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kNotImplemented: return "NOT_IMPLEMENTED";
     case StatusCode::kInvalidGraph: return "INVALID_GRAPH";
     case StatusCode::kOutOfMemory: return "OUT_OF_MEMORY";
+    case StatusCode::kCancelled: return "CANCELLED";
   }
   return "UNKNOWN";
 }

@@ -36,8 +36,9 @@ struct RuntimeValue {
 
 class RunState {
  public:
-  RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps, ArenaPool::Arenas& arenas)
-      : plan_(plan), eps_(eps), arenas_(arenas), values_(plan.slots.size()) {}
+  RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps, ArenaPool::Arenas& arenas,
+           const std::atomic<bool>* cancel)
+      : plan_(plan), eps_(eps), arenas_(arenas), cancel_(cancel), values_(plan.slots.size()) {}
   ~RunState() {
     for (RuntimeValue& v : values_) v.reset();
   }
@@ -191,11 +192,13 @@ class RunState {
   const LOOM_Value* value_of(SlotId slot) const { return values_[slot].ready ? values_[slot].value() : nullptr; }
   std::vector<RuntimeValue>& values() { return values_; }
   const std::vector<plugin_host::EpInstance*>& eps() const { return eps_; }
+  const std::atomic<bool>* cancel() const { return cancel_; }
 
  private:
   const ExecutionPlan& plan_;
   const std::vector<plugin_host::EpInstance*>& eps_;
   ArenaPool::Arenas& arenas_;
+  const std::atomic<bool>* cancel_;
   std::vector<RuntimeValue> values_;
 };
 
@@ -249,7 +252,7 @@ class KernelContext final : public LOOM_KernelContext {
       feeds[c] = v;
     }
     LOOM_ASSIGN_OR_RETURN(std::vector<ValuePtr> result,
-                          execute(*sub.plan, run_.eps(), feeds, sub.plan->outputs, *sub.arenas));
+                          execute(*sub.plan, run_.eps(), feeds, sub.plan->outputs, *sub.arenas, run_.cancel()));
     if (result.size() != output_count)
       return invalid_argument(step_.label + ": subgraph '" + attr + "' has " + std::to_string(result.size()) +
                               " outputs, the kernel asked for " + std::to_string(output_count));
@@ -384,14 +387,26 @@ void ArenaPool::release(std::unique_ptr<Arenas> arenas) {
 
 Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
                                         const std::map<std::string, const LOOM_Value*>& inputs,
-                                        const std::vector<SlotId>& outputs, ArenaPool& pool) {
+                                        const std::vector<SlotId>& outputs, ArenaPool& pool,
+                                        const std::atomic<bool>* cancel) {
   LOOM_ASSIGN_OR_RETURN(std::unique_ptr<ArenaPool::Arenas> arenas, pool.acquire());
   std::vector<ValuePtr> result;
   Status status;
   {
-    RunState run(plan, eps, *arenas);
+    RunState run(plan, eps, *arenas, cancel);
     run.bind(inputs);
-    for (size_t i = 0; status.is_ok() && i < plan.steps.size(); ++i) status = run.run_step(plan.steps[i]);
+    for (size_t i = 0; status.is_ok() && i < plan.steps.size(); ++i) {
+      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+        status = Status(StatusCode::kCancelled, "run cancelled before step " + std::to_string(i + 1) + " of " +
+                                                    std::to_string(plan.steps.size()));
+        break;
+      }
+      status = run.run_step(plan.steps[i]);
+      // A kernel that failed because a subgraph run was cancelled reports
+      // its own error: the run is cancelled all the same.
+      if (!status && cancel != nullptr && cancel->load(std::memory_order_relaxed))
+        status = Status(StatusCode::kCancelled, "run cancelled: " + status.message());
+    }
     for (size_t i = 0; status.is_ok() && i < outputs.size(); ++i) {
       auto v = run.take_output(outputs[i]);
       if (!v) status = v.status();

@@ -2,6 +2,7 @@
 // state, so any number of runs may execute one plan concurrently.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,8 +37,11 @@ using ValuePtr = std::unique_ptr<LOOM_Value>;
 // Runs the plan once. `inputs` are bound by name (validated by the caller)
 // and borrowed for the run; returns new host values for `outputs` (slots from
 // plan.outputs).
+// `cancel` (may be NULL): when it becomes true the run stops before its next
+// step (and subgraph runs before theirs) with StatusCode::kCancelled.
 Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
                                         const std::map<std::string, const LOOM_Value*>& inputs,
-                                        const std::vector<SlotId>& outputs, ArenaPool& pool);
+                                        const std::vector<SlotId>& outputs, ArenaPool& pool,
+                                        const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace loom::exec

@@ -278,7 +278,10 @@ Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds)
 }
 
 Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Value>& inputs,
-                                                 const std::vector<std::string>& output_names) const {
+                                                 const std::vector<std::string>& output_names,
+                                                 const RunOptions& run_options) const {
+  const std::string context = run_options.tag.empty() ? impl_->model_name
+                                                      : impl_->model_name + ": [" + run_options.tag + "]";
   LOOM_RETURN_IF_ERROR(impl_->validate_inputs(inputs));
   const exec::ExecutionPlan& plan = *impl_->plan;
   std::vector<exec::SlotId> wanted;
@@ -299,8 +302,9 @@ Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Val
     owned.push_back(plugin_host::from_public(v));
     feeds[name] = owned.back().get();
   }
-  auto result = exec::execute(plan, impl_->eps, feeds, wanted, *impl_->arenas);
-  if (!result) return result.status().with_context(impl_->model_name);
+  auto result = exec::execute(plan, impl_->eps, feeds, wanted, *impl_->arenas,
+                              run_options.cancel ? run_options.cancel->flag() : nullptr);
+  if (!result) return result.status().with_context(context);
   std::vector<Value> out;
   for (const auto& v : *result) {
     LOOM_ASSIGN_OR_RETURN(Value pv, plugin_host::to_public(*v));
@@ -311,8 +315,14 @@ Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Val
 
 Expected<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs,
                                            const std::vector<std::string>& output_names) const {
+  return run(inputs, output_names, RunOptions{});
+}
+
+Expected<std::vector<Tensor>> Session::run(const std::map<std::string, Tensor>& inputs,
+                                           const std::vector<std::string>& output_names,
+                                           const RunOptions& options) const {
   std::map<std::string, Value> values(inputs.begin(), inputs.end());
-  LOOM_ASSIGN_OR_RETURN(std::vector<Value> result, run_values(values, output_names));
+  LOOM_ASSIGN_OR_RETURN(std::vector<Value> result, run_values(values, output_names, options));
   std::vector<Tensor> out;
   for (size_t i = 0; i < result.size(); ++i) {
     if (!result[i].is_tensor())

@@ -3,6 +3,7 @@
 // once: everything mutable during a run lives in a per-run state.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -50,6 +51,26 @@ struct PlacementReport {
   std::string to_string() const;
 };
 
+// Stops runs from another thread: after cancel(), a run using this token
+// ends at its next step boundary (also inside If / Loop / Scan bodies) with
+// StatusCode::kCancelled, releasing everything it held. A token stays
+// cancelled; one may serve many runs.
+class CancelToken {
+ public:
+  void cancel() { flag_.store(true, std::memory_order_relaxed); }
+  bool cancelled() const { return flag_.load(std::memory_order_relaxed); }
+  const std::atomic<bool>* flag() const { return &flag_; }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
+
+struct RunOptions {
+  std::shared_ptr<CancelToken> cancel;  // optional
+  // Names the run in its log lines and errors ("model: [tag] ...").
+  std::string tag;
+};
+
 struct SessionOptions {
   // Overrides env config fields when set (non-empty / explicitly given).
   std::vector<std::string> providers;
@@ -79,10 +100,13 @@ class Session {
   // means all outputs, in graph order. Thread-safe.
   Expected<std::vector<Tensor>> run(const std::map<std::string, Tensor>& inputs,
                                     const std::vector<std::string>& output_names = {}) const;
+  Expected<std::vector<Tensor>> run(const std::map<std::string, Tensor>& inputs,
+                                    const std::vector<std::string>& output_names, const RunOptions& options) const;
   // The same for models with sequence or optional inputs/outputs. `run` is
   // this with tensors only (it fails if an output is not a tensor).
   Expected<std::vector<Value>> run_values(const std::map<std::string, Value>& inputs,
-                                          const std::vector<std::string>& output_names = {}) const;
+                                          const std::vector<std::string>& output_names = {},
+                                          const RunOptions& options = {}) const;
 
   const PlacementReport& placement() const;
   // The execution plan as text: steps (kernel launches, partition launches,

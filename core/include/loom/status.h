@@ -18,6 +18,7 @@ enum class StatusCode : int32_t {
   kNotImplemented = 4,
   kInvalidGraph = 5,
   kOutOfMemory = 6,
+  kCancelled = 7,  // a run stopped by its RunOptions::cancel (host-side only)
 };
 
 class [[nodiscard]] Status {
