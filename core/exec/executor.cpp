@@ -307,6 +307,10 @@ Status RunState::run_step(const Step& step) {
     return st.with_context(step.label + " (provider '" + eps_[step.ep]->name() + "')");
   }
   KernelContext ctx(*this, step);
+  // EPs that declared they cannot run concurrently run one step at a time
+  // (recursive: a control-flow step of such an EP runs its body's steps).
+  std::unique_lock<std::recursive_mutex> serial;
+  if (std::recursive_mutex* m = eps_[step.ep]->step_mutex()) serial = std::unique_lock<std::recursive_mutex>(*m);
   LOOM_Status* raw = nullptr;
   if (step.kind == StepKind::kKernel) {
     raw = step.def->compute(step.kernel, &ctx);

@@ -27,6 +27,8 @@ Expected<std::unique_ptr<EpInstance>> EpInstance::create(const Provider& provide
   LOOM_Ep* ep = e->ep_;
   if (ep->struct_size < LOOM_STRUCT_SIZE(LOOM_Ep, state))
     return fail("provider '" + provider.name + "': EP table too small");
+  if (LOOM_HAS_FIELD(ep, LOOM_Ep, flags) && (ep->flags & LOOM_EP_FLAG_NO_CONCURRENT_RUNS))
+    e->step_mutex_ = provider.serial_steps;
   if (LOOM_HAS_FIELD(ep, LOOM_Ep, get_kernel_table) && ep->get_kernel_table) {
     LOOM_Ep_GetKernelTable_Args ka{};
     ka.struct_size = LOOM_Ep_GetKernelTable_Args_STRUCT_SIZE;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ class EpInstance {
   const LOOM_DataTransfer* data_transfer() const { return transfer_; }
   bool has_capability() const;
   bool can_compile() const;
+  // Set when the EP declared LOOM_EP_FLAG_NO_CONCURRENT_RUNS: the executor
+  // holds it around each of the EP's steps. Shared by the instances of one
+  // provider (one device library), so it serialises across sessions too.
+  std::recursive_mutex* step_mutex() const { return step_mutex_.get(); }
 
  private:
   EpInstance() = default;
@@ -36,6 +41,7 @@ class EpInstance {
   LOOM_MemoryInfo memory_{};
   const LOOM_Allocator* allocator_ = nullptr;
   const LOOM_DataTransfer* transfer_ = nullptr;
+  std::shared_ptr<std::recursive_mutex> step_mutex_;
 };
 
 }  // namespace loom::plugin_host

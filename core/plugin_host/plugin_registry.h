@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct Provider {
   };
   std::vector<Device> devices;
   std::string unavailable_reason;
+  // Held around each step of this provider's EPs that declared
+  // LOOM_EP_FLAG_NO_CONCURRENT_RUNS (all sessions of the environment;
+  // recursive, as a control-flow step runs its body's steps inside).
+  std::shared_ptr<std::recursive_mutex> serial_steps = std::make_shared<std::recursive_mutex>();
 };
 
 class PluginRegistry {

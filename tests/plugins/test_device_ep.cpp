@@ -6,9 +6,14 @@
 //  - "test_fused": a compiling EP that claims every Add and Relu node as one
 //    fused set (possibly creating a cycle, which the partitioner must refuse)
 //    and interprets the set when computed.
+//  - "test_serial": a kernel EP (host memory, Relu) that declares it cannot
+//    run concurrently; its kernel counts how many of its calls overlap.
 // Counters are exported so tests can see how many copies and partition
 // launches happened.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -203,10 +208,48 @@ class FusedFactory : public EpFactory {
   std::unique_ptr<Ep> create_ep(size_t, const Options&) override { return std::make_unique<FusedEp>(); }
 };
 
+std::atomic<int> g_serial_in_flight{0};
+std::atomic<int> g_serial_max_in_flight{0};
+
+// Relu that stays in flight ~200 us, recording how many calls overlap.
+void serial_relu(KernelContext& ctx) {
+  const int now = ++g_serial_in_flight;
+  int seen = g_serial_max_in_flight.load();
+  while (now > seen && !g_serial_max_in_flight.compare_exchange_weak(seen, now)) {
+  }
+  std::this_thread::sleep_for(std::chrono::microseconds(200));
+  ConstTensor x = ctx.required_input(0);
+  Tensor y = ctx.output(0, x.shape(), LOOM_DTYPE_FLOAT);
+  const float* in = x.data<float>();
+  float* out = y.mutable_data<float>();
+  for (size_t i = 0; i < x.size(); ++i) out[i] = std::max(in[i], 0.f);
+  --g_serial_in_flight;
+}
+
+class SerialEp : public Ep {
+ public:
+  const KernelRegistry* kernels() const override {
+    static const KernelRegistry r = [] {
+      KernelRegistry k;
+      k.add("", "Relu", 6, LOOM_OPSET_OPEN_END, serial_relu, {{"T", {LOOM_DTYPE_FLOAT}}});
+      return k;
+    }();
+    return &r;
+  }
+  bool supports_concurrent_runs() const override { return false; }
+};
+
+class SerialFactory : public EpFactory {
+ public:
+  SerialFactory() : EpFactory("test_serial") {}
+  std::unique_ptr<Ep> create_ep(size_t, const Options&) override { return std::make_unique<SerialEp>(); }
+};
+
 std::unique_ptr<Plugin> create_plugin() {
   auto p = std::make_unique<Plugin>();
   p->add_factory(std::make_unique<DeviceFactory>());
   p->add_factory(std::make_unique<FusedFactory>());
+  p->add_factory(std::make_unique<SerialFactory>());
   return p;
 }
 
@@ -217,3 +260,4 @@ LOOM_SDK_DEFINE_PLUGIN("test_device_ep", "0.1.0", create_plugin)
 LOOM_EXPORT uint64_t loom_test_device_copies() { return g_copies.load(); }
 LOOM_EXPORT uint64_t loom_test_device_live_allocations() { return g_live_allocations.load(); }
 LOOM_EXPORT uint64_t loom_test_fused_partition_runs() { return g_partition_runs.load(); }
+LOOM_EXPORT int loom_test_serial_max_in_flight() { return g_serial_max_in_flight.load(); }

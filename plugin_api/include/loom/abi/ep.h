@@ -94,9 +94,16 @@ typedef struct LOOM_Ep {
   LOOM_Stream* (*create_stream)(void* state);
   /* Optional: a new event (released by its own slot). */
   LOOM_Event* (*create_event)(void* state);
+  /* LOOM_EP_FLAG_* bits (0, the default, for none). */
+  uint64_t flags;
 } LOOM_Ep;
-#define LOOM_Ep_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Ep, create_event)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep, create_event);
+#define LOOM_Ep_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Ep, flags)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep, flags);
+
+/* The EP's kernels and compiled partitions must not run concurrently (say,
+ * a device library that is not thread-safe): the host runs at most one of
+ * this EP's steps at a time, across all runs and sessions of the EP. */
+#define LOOM_EP_FLAG_NO_CONCURRENT_RUNS 1u
 
 /* --- EP factory and devices --- */
 

@@ -61,6 +61,9 @@ class Ep {
   }
   virtual const LOOM_Allocator* allocator() const { return nullptr; }
   virtual const LOOM_DataTransfer* data_transfer() const { return nullptr; }
+  // False when the EP's kernels / partitions must not run concurrently: the
+  // host then runs one of its steps at a time (LOOM_EP_FLAG_NO_CONCURRENT_RUNS).
+  virtual bool supports_concurrent_runs() const { return true; }
 
   // The C table for this EP; filled once.
   LOOM_Ep* table() {
@@ -71,6 +74,7 @@ class Ep {
     table_.compile = &compile_thunk;
     table_.get_allocator = &allocator_thunk;
     table_.get_data_transfer = &data_transfer_thunk;
+    table_.flags = supports_concurrent_runs() ? 0 : LOOM_EP_FLAG_NO_CONCURRENT_RUNS;
     return &table_;
   }
   static Ep* from(void* state) { return static_cast<Ep*>(state); }
