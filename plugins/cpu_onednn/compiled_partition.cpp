@@ -47,13 +47,22 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
   // meet it at the same time (they would otherwise each build it).
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second;
+  if (it != cache_.end()) {
+    it->second.last_use = ++use_clock_;
+    return it->second.program;
+  }
   for (size_t i = 0; i < key.size(); ++i)
     for (int64_t d : key[i])
       if (d == 0 && !parameter_only(spec_, spec_.inputs[i])) throw sdk::Error("cpu_onednn: empty (zero-sized) inputs are not supported", LOOM_STATUS_NOT_IMPLEMENTED);
   std::shared_ptr<const Program> program = ProgramBuilder(engine_, spec_, ctx, options_, constants_).build();
   ++counters().programs_built;
-  cache_.emplace(std::move(key), program);
+  if (cache_.size() >= options_.program_cache_size) {
+    auto oldest = cache_.begin();
+    for (auto c = cache_.begin(); c != cache_.end(); ++c)
+      if (c->second.last_use < oldest->second.last_use) oldest = c;
+    cache_.erase(oldest);
+  }
+  cache_.emplace(std::move(key), CachedProgram{program, ++use_clock_});
   return program;
 }
 

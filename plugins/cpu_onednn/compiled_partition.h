@@ -43,7 +43,14 @@ class OnednnPartition : public sdk::CompiledPartition {
   dnnl::engine engine_;
   EpOptions options_;
   std::mutex mutex_;
-  std::map<std::vector<std::vector<int64_t>>, std::shared_ptr<const Program>> cache_;
+  struct CachedProgram {
+    std::shared_ptr<const Program> program;
+    uint64_t last_use = 0;
+  };
+  // By input shapes; at most options_.program_cache_size, least recently
+  // used dropped first (runs still executing one keep it alive).
+  std::map<std::vector<std::vector<int64_t>>, CachedProgram> cache_;
+  uint64_t use_clock_ = 0;
   PartitionConstants constants_;  // guarded by mutex_
 };
 

@@ -39,8 +39,12 @@ EpOptions parse_ep_options(const sdk::Options& options) {
       threads = parse_threads(key, value);
     } else if (key == "winograd") {
       parsed.winograd = parse_bool(key, value);
+    } else if (key == "program_cache_size") {
+      const int n = parse_threads(key, value);
+      if (n < 1) bad_option(key, value, "a positive integer");
+      parsed.program_cache_size = static_cast<size_t>(n);
     } else {
-      throw sdk::Error("cpu_onednn: unknown option '" + key + "' (known: intra_op_threads, winograd)",
+      throw sdk::Error("cpu_onednn: unknown option '" + key + "' (known: intra_op_threads, winograd, program_cache_size)",
                        LOOM_STATUS_INVALID_ARGUMENT);
     }
   }

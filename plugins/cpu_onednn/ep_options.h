@@ -18,6 +18,10 @@ struct EpOptions {
   // (ResNet-50 logits: max |diff| 4e-5), so users who need results
   // bit-close to the reference turn it off.
   bool winograd = true;
+  // `program_cache_size` (default 16): programs kept per partition, one per
+  // input-shape tuple; the least recently used is dropped beyond it (a
+  // model fed ever new shapes would otherwise grow without bound).
+  size_t program_cache_size = 16;
 };
 
 // Throws sdk::Error (INVALID_ARGUMENT) naming the option on a bad value or

@@ -96,6 +96,34 @@ TEST(OnednnPartition, SymbolicBatchBuildsOneProgramPerShape) {
   EXPECT_EQ(programs_built() - before, 2u) << "one program per input shape, reused across runs";
 }
 
+TEST(OnednnPartition, ProgramCacheKeepsTheMostRecentShapes) {
+  Config c;
+  c.providers = {"cpu_onednn"};
+  c.fallback = FallbackPolicy::kDeny;
+  c.provider_options["cpu_onednn"]["program_cache_size"] = "2";
+  auto s = make_session(testing::make_env(c), residual_block(-1));
+  auto reference = make_session(reference_env(), residual_block(-1));
+  ASSERT_TRUE(s && reference);
+  auto run = [&](int64_t batch) {
+    const Tensor x = random_tensor({batch, 8, 8, 8}, static_cast<uint32_t>(batch));
+    auto got = s->run({{"x", x}});
+    auto want = reference->run({{"x", x}});
+    ASSERT_TRUE(got.has_value()) << got.status().message();
+    ASSERT_TRUE(want.has_value()) << want.status().message();
+    expect_close((*want)[0], (*got)[0], {}, "batch " + std::to_string(batch));
+  };
+  const uint64_t before = programs_built();
+  run(1);
+  run(2);
+  run(1);  // cached; 2 is now the least recently used
+  EXPECT_EQ(programs_built() - before, 2u);
+  run(3);  // drops 2
+  run(1);  // still cached
+  EXPECT_EQ(programs_built() - before, 3u);
+  run(2);  // rebuilt (weights come back from the packed copy)
+  EXPECT_EQ(programs_built() - before, 4u);
+}
+
 TEST(OnednnPartition, ConcurrentRunsFromFourThreads) {
   auto s = make_session(onednn_env(), residual_block(-1));
   auto reference = make_session(reference_env(), residual_block(-1));
@@ -129,7 +157,8 @@ TEST(OnednnPartition, ConcurrentRunsFromFourThreads) {
 
 TEST(OnednnPartition, BadOptionsAreClearErrors) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"intra_op_threads", "many"}, {"intra_op_threads", "-2"}, {"winograd", "maybe"}, {"no_such_option", "1"}};
+      {"intra_op_threads", "many"}, {"intra_op_threads", "-2"}, {"winograd", "maybe"}, {"program_cache_size", "0"},
+      {"no_such_option", "1"}};
   for (const auto& [key, value] : bad) {
     Config c;
     c.providers = {"cpu_onednn"};
