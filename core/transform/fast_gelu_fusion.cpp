@@ -12,6 +12,7 @@
 
 #include "base/logging.h"
 #include "transform/fused_node.h"
+#include "transform/gelu_outer.h"
 #include "transform/graph_matcher.h"
 #include "transform/graph_patch.h"
 #include "transform/pass.h"
@@ -28,11 +29,6 @@ struct FastGeluMatch {
   std::string x, y, name;
   std::string bias_input, bias;  // FastGelu(a, bias) operands when the Add before x joins
 };
-
-bool is_mul_of(const ir::Node& n, const std::string& a, const std::string& b) {
-  return GraphMatcher::is(n, "Mul", 2) &&
-         ((n.inputs[0] == a && n.inputs[1] == b) || (n.inputs[0] == b && n.inputs[1] == a));
-}
 
 bool near(double got, double want) { return std::fabs(got - want) <= 1e-6 * std::max(1.0, std::fabs(want)); }
 
@@ -88,36 +84,15 @@ std::optional<FastGeluMatch> match(const GraphMatcher& m, const ir::Node& tanh) 
     }
   }
   if (x.empty()) return std::nullopt;
-  // Outer: 0.5 * x * (1 + tanh), as in gelu_fusion.
-  const ir::Node* a = m.sole_consumer(tanh.outputs[0]);
-  if (!a || !m.op_with_scalar(*a, "Add", tanh.outputs[0], 1.0)) return std::nullopt;
-  const std::string& av = a->outputs[0];
-  const ir::Node* m1 = m.sole_consumer(av);
-  if (!m1) return std::nullopt;
+  auto outer = match_gelu_outer(m, tanh.outputs[0], x);
+  if (!outer) return std::nullopt;
   FastGeluMatch out;
   out.x = x;
-  out.nodes = {k->id, add->id, tanh.id, a->id};
+  out.nodes = {k->id, add->id, tanh.id};
   out.nodes.insert(out.nodes.end(), cubic_nodes.begin(), cubic_nodes.end());
-  const std::string& mv = m1->outputs[0];
-  if (is_mul_of(*m1, av, x) || m.op_with_scalar(*m1, "Mul", av, 0.5)) {
-    const ir::Node* m2 = m.sole_consumer(mv);
-    if (!m2) return std::nullopt;
-    const bool half_last = is_mul_of(*m1, av, x) && m.op_with_scalar(*m2, "Mul", mv, 0.5);
-    const bool x_last = !is_mul_of(*m1, av, x) && is_mul_of(*m2, mv, x);
-    if (!half_last && !x_last) return std::nullopt;
-    out.nodes.insert(out.nodes.end(), {m1->id, m2->id});
-    out.y = m2->outputs[0];
-    out.name = m2->name;
-  } else {
-    // (x * 0.5) * (1 + t)
-    if (!GraphMatcher::is(*m1, "Mul", 2)) return std::nullopt;
-    const std::string& h = m1->inputs[0] == av ? m1->inputs[1] : m1->inputs[0];
-    const ir::Node* hn = m.producer(h);
-    if (!hn || m.sole_consumer(h) != m1 || !m.op_with_scalar(*hn, "Mul", x, 0.5)) return std::nullopt;
-    out.nodes.insert(out.nodes.end(), {hn->id, m1->id});
-    out.y = mv;
-    out.name = m1->name;
-  }
+  out.nodes.insert(out.nodes.end(), outer->nodes.begin(), outer->nodes.end());
+  out.y = outer->y;
+  out.name = outer->name;
   // A node counted twice (a Mul by 0.5 inside the cubic tree) is no GELU.
   std::set<ir::NodeId> pattern(out.nodes.begin(), out.nodes.end());
   if (pattern.size() != out.nodes.size()) return std::nullopt;

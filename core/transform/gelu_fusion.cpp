@@ -10,6 +10,7 @@
 
 #include "base/logging.h"
 #include "transform/fused_node.h"
+#include "transform/gelu_outer.h"
 #include "transform/graph_matcher.h"
 #include "transform/graph_patch.h"
 #include "transform/pass.h"
@@ -26,11 +27,6 @@ struct GeluMatch {
   std::string bias_input, bias;  // BiasGelu operands when the Add before x joins
 };
 
-bool is_mul_of(const ir::Node& n, const std::string& a, const std::string& b) {
-  return GraphMatcher::is(n, "Mul", 2) &&
-         ((n.inputs[0] == a && n.inputs[1] == b) || (n.inputs[0] == b && n.inputs[1] == a));
-}
-
 std::optional<GeluMatch> match(const GraphMatcher& m, const ir::Node& erf) {
   if (!GraphMatcher::is(erf, "Erf", 1)) return std::nullopt;
   const ir::Node* d = m.producer(erf.inputs[0]);
@@ -41,33 +37,14 @@ std::optional<GeluMatch> match(const GraphMatcher& m, const ir::Node& erf) {
         (m.op_with_scalar(*d, "Div", v, kSqrt2) || m.op_with_scalar(*d, "Mul", v, 1.0 / kSqrt2)))
       x = v;
   if (x.empty()) return std::nullopt;
-  const ir::Node* a = m.sole_consumer(erf.outputs[0]);
-  if (!a || !m.op_with_scalar(*a, "Add", erf.outputs[0], 1.0)) return std::nullopt;
-  const std::string& av = a->outputs[0];
-  const ir::Node* m1 = m.sole_consumer(av);
-  if (!m1) return std::nullopt;
+  auto outer = match_gelu_outer(m, erf.outputs[0], x, d);
+  if (!outer) return std::nullopt;
   GeluMatch out;
   out.x = x;
-  const std::string& mv = m1->outputs[0];
-  if (is_mul_of(*m1, av, x) || m.op_with_scalar(*m1, "Mul", av, 0.5)) {
-    const ir::Node* m2 = m.sole_consumer(mv);
-    if (!m2) return std::nullopt;
-    const bool half_last = is_mul_of(*m1, av, x) && m.op_with_scalar(*m2, "Mul", mv, 0.5);
-    const bool x_last = !is_mul_of(*m1, av, x) && is_mul_of(*m2, mv, x);
-    if (!half_last && !x_last) return std::nullopt;
-    out.nodes = {d->id, erf.id, a->id, m1->id, m2->id};
-    out.y = m2->outputs[0];
-    out.name = m2->name;
-  } else {
-    // (x * 0.5) * (1 + e)
-    if (!GraphMatcher::is(*m1, "Mul", 2)) return std::nullopt;
-    const std::string& h = m1->inputs[0] == av ? m1->inputs[1] : m1->inputs[0];
-    const ir::Node* hn = m.producer(h);
-    if (!hn || hn == d || m.sole_consumer(h) != m1 || !m.op_with_scalar(*hn, "Mul", x, 0.5)) return std::nullopt;
-    out.nodes = {d->id, hn->id, erf.id, a->id, m1->id};
-    out.y = mv;
-    out.name = m1->name;
-  }
+  out.nodes = {d->id, erf.id};
+  out.nodes.insert(out.nodes.end(), outer->nodes.begin(), outer->nodes.end());
+  out.y = outer->y;
+  out.name = outer->name;
   // BiasGelu when x = Add(input, bias [C]) is read only by this pattern.
   if (auto b = m.bias_add(x, std::set<ir::NodeId>(out.nodes.begin(), out.nodes.end()))) {
     out.bias_input = b->input;
