@@ -54,14 +54,6 @@ struct AttentionMatch {
   float filter = -10000.f;
 };
 
-// An int64 constant (initializer that is not an overridable graph input).
-std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, const std::string& value) {
-  auto it = g.initializers.find(value);
-  if (it == g.initializers.end() || g.is_graph_input(value) || it->second.dtype() != DType::kInt64) return std::nullopt;
-  const int64_t* d = it->second.data_as<int64_t>();
-  return std::vector<int64_t>(d, d + it->second.element_count());
-}
-
 bool is_transpose(const ir::Node& n, const std::vector<int64_t>& perm) {
   if (!GraphMatcher::is(n, "Transpose", 1)) return false;
   const ir::Attribute* p = n.find_attribute("perm");

@@ -5,6 +5,16 @@
 
 namespace loom::transform {
 
+std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, const std::string& value) {
+  auto it = g.initializers.find(value);
+  if (it == g.initializers.end() || g.is_graph_input(value)) return std::nullopt;
+  const Tensor& t = it->second;
+  const size_t n = static_cast<size_t>(t.element_count());
+  if (t.dtype() == DType::kInt64) return std::vector<int64_t>(t.data_as<int64_t>(), t.data_as<int64_t>() + n);
+  if (t.dtype() == DType::kInt32) return std::vector<int64_t>(t.data_as<int32_t>(), t.data_as<int32_t>() + n);
+  return std::nullopt;
+}
+
 GraphMatcher::GraphMatcher(const ir::Graph& graph) : graph_(graph) {
   for (const auto& n : graph.nodes()) {
     for (const std::string& o : n->outputs)
@@ -121,10 +131,9 @@ bool GraphMatcher::is_last_axis_mean(const ir::Node& n) const {
     axes = a->ints;
   } else {
     if (n.inputs.size() != 2) return false;
-    auto it = graph_.initializers.find(n.inputs[1]);
-    if (it == graph_.initializers.end() || it->second.dtype() != DType::kInt64 || it->second.element_count() != 1)
-      return false;
-    axes = {it->second.data_as<int64_t>()[0]};
+    auto c = int_constant(graph_, n.inputs[1]);
+    if (!c || c->size() != 1) return false;
+    axes = *c;
   }
   if (axes.size() != 1) return false;
   if (axes[0] == -1) return true;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "transform/graph_matcher.h"
 #include "transform/graph_patch.h"
 #include "transform/pass.h"
 
@@ -15,17 +16,6 @@ namespace loom::transform {
 namespace {
 
 const ir::Attribute* attr(const ir::Node& n, const std::string& name) { return n.find_attribute(name); }
-
-std::optional<std::vector<int64_t>> int_values(const ir::Graph& g, const std::string& v) {
-  auto it = g.initializers.find(v);
-  if (it == g.initializers.end() || g.is_graph_input(v)) return std::nullopt;
-  const Tensor& t = it->second;
-  std::vector<int64_t> out;
-  if (t.dtype() == DType::kInt64) out.assign(t.data_as<int64_t>(), t.data_as<int64_t>() + t.element_count());
-  else if (t.dtype() == DType::kInt32) out.assign(t.data_as<int32_t>(), t.data_as<int32_t>() + t.element_count());
-  else return std::nullopt;
-  return out;
-}
 
 class ReshapeShapeFolding : public Pass {
  public:
@@ -66,7 +56,7 @@ class ReshapeShapeFolding : public Pass {
     if (const ir::Attribute* a = attr(*concat, "axis"); !a || (a->i != 0 && a->i != -1)) return std::nullopt;
     std::vector<int64_t> shape;
     for (const std::string& piece : concat->inputs) {
-      if (auto values = int_values(g, piece)) {
+      if (auto values = int_constant(g, piece)) {
         shape.insert(shape.end(), values->begin(), values->end());
         continue;
       }
@@ -85,7 +75,7 @@ class ReshapeShapeFolding : public Pass {
     bool scalar_index = false;
     if (n->op_type == "Unsqueeze") {
       std::optional<std::vector<int64_t>> axes;
-      if (n->inputs.size() >= 2) axes = int_values(g, n->inputs[1]);
+      if (n->inputs.size() >= 2) axes = int_constant(g, n->inputs[1]);
       else if (const ir::Attribute* a = attr(*n, "axes")) axes = a->ints;
       if (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1)) return std::nullopt;
       n = producer(n->inputs[0]);
@@ -94,7 +84,7 @@ class ReshapeShapeFolding : public Pass {
     }
     if (n->op_type != "Gather" || n->inputs.size() != 2) return std::nullopt;
     if (const ir::Attribute* a = attr(*n, "axis"); a && a->i != 0) return std::nullopt;
-    auto index = int_values(g, n->inputs[1]);
+    auto index = int_constant(g, n->inputs[1]);
     const auto& index_dims = g.initializers.at(n->inputs[1]).dims();
     if (!index || index->size() != 1 || index_dims.size() != (scalar_index ? 0u : 1u)) return std::nullopt;
     const ir::Node* shape = producer(n->inputs[0]);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "transform/graph_matcher.h"
 #include "transform/type_precision.h"
 
 namespace loom::transform {
@@ -99,16 +100,7 @@ class Propagator {
     return out;
   }
   // Constant int values may be negative (axes, -1 in shapes): read raw.
-  std::optional<std::vector<int64_t>> const_ints(const std::string& v) const {
-    auto it = g_.initializers.find(v);
-    if (it == g_.initializers.end() || g_.is_graph_input(v)) return std::nullopt;
-    const Tensor& t = it->second;
-    std::vector<int64_t> out;
-    if (t.dtype() == DType::kInt64) out.assign(t.data_as<int64_t>(), t.data_as<int64_t>() + t.element_count());
-    else if (t.dtype() == DType::kInt32) out.assign(t.data_as<int32_t>(), t.data_as<int32_t>() + t.element_count());
-    else return std::nullopt;
-    return out;
-  }
+  std::optional<std::vector<int64_t>> const_ints(const std::string& v) const { return int_constant(g_, v); }
 
   void set(const std::string& v, DType dtype, Shape dims) {
     if (v.empty() || g_.is_initializer(v)) return;

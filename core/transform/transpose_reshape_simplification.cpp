@@ -24,15 +24,6 @@
 namespace loom::transform {
 namespace {
 
-std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, const std::string& v) {
-  auto it = g.initializers.find(v);
-  if (v.empty() || it == g.initializers.end() || g.is_graph_input(v)) return std::nullopt;
-  const Tensor& t = it->second;
-  if (t.dtype() == DType::kInt64) return std::vector<int64_t>(t.data_as<int64_t>(), t.data_as<int64_t>() + t.element_count());
-  if (t.dtype() == DType::kInt32) return std::vector<int64_t>(t.data_as<int32_t>(), t.data_as<int32_t>() + t.element_count());
-  return std::nullopt;
-}
-
 int64_t rank_of(const ir::Graph& g, const std::string& v) {
   const ir::ValueType* t = g.type_of(v);
   return t && t->kind == ValueKind::kTensor && t->has_shape ? static_cast<int64_t>(t->dims.size()) : -1;
