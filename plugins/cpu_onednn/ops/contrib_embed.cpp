@@ -5,9 +5,9 @@
 //     p = position_ids[b | 0, s] when given, else s     -> output 2 (embedding_sum), optional
 //   output    = LayerNorm(sum) over H                    -> output 0
 //   mask_index[b] = count of mask[b, :] == 1 (0s without a mask), int32 -> output 1, optional
-// oneDNN has no gather: a host step gathers the rows into the sum (ids int32
-// or int64, bounds-checked), then build_layer_norm normalises it, and a
-// second host step counts the mask. epsilon defaults to ORT's 1e-12.
+// oneDNN has no gather: a host step gathers the rows into the sum (int32
+// ids, as op_support claims them; bounds-checked), then build_layer_norm
+// normalises it, and a second host step counts the mask. epsilon defaults to ORT's 1e-12.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstring>
@@ -17,19 +17,10 @@
 namespace loom::onednn {
 namespace {
 
-struct Ids {
-  const void* data = nullptr;
-  bool wide = false;  // int64
-  int64_t at(int64_t k) const {
-    return wide ? static_cast<const int64_t*>(data)[k] : static_cast<const int32_t*>(data)[k];
-  }
-};
-
-// An ids input for host steps: int32 or int64 data of `want` dims.
+// An ids input for host steps: int32 data of `want` dims.
 ValueId ids_input(ProgramBuilder& b, const NodeSpec& n, size_t i, const char* what,
                   const std::vector<int64_t>* want) {
-  if (n.input_dtypes[i] != LOOM_DTYPE_INT32 && n.input_dtypes[i] != LOOM_DTYPE_INT64)
-    n.fail(std::string(what) + " must be int32 or int64");
+  if (n.input_dtypes[i] != LOOM_DTYPE_INT32) n.fail(std::string(what) + " must be int32");
   const ValueId v = b.host_input(n.inputs[i]);
   if (want && b.dims(v) != *want) n.fail(std::string(what) + " must have input_ids' shape [batch, sequence]");
   return v;
@@ -95,15 +86,12 @@ size_t build_embed_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain&
   const ValueId sum = b.new_value(plain_desc(out_dims), out_dims, sum_wanted ? sum_name : "");
   args.push_back(sum);
   const std::string label = n.label();
-  const bool ids_wide = n.input_dtypes[0] == LOOM_DTYPE_INT64;
-  const bool seg_wide = has_seg && n.input_dtypes[1] == LOOM_DTYPE_INT64;
-  const bool pos_wide = has_pos_ids && n.input_dtypes[8] == LOOM_DTYPE_INT64;
   b.add_host_step(
       [=](const std::vector<dnnl::memory>& m) {
         size_t k = 0;
-        const Ids word_ids{m[k++].get_data_handle(), ids_wide};
-        const Ids seg_ids = has_seg ? Ids{m[k++].get_data_handle(), seg_wide} : Ids{};
-        const Ids pos_ids = has_pos_ids ? Ids{m[k++].get_data_handle(), pos_wide} : Ids{};
+        const auto* word_ids = static_cast<const int32_t*>(m[k++].get_data_handle());
+        const auto* seg_ids = has_seg ? static_cast<const int32_t*>(m[k++].get_data_handle()) : nullptr;
+        const auto* pos_ids = has_pos_ids ? static_cast<const int32_t*>(m[k++].get_data_handle()) : nullptr;
         const float* w = static_cast<const float*>(m[k++].get_data_handle());
         const float* p = static_cast<const float*>(m[k++].get_data_handle());
         const float* g = has_seg ? static_cast<const float*>(m[k++].get_data_handle()) : nullptr;
@@ -119,12 +107,12 @@ size_t build_embed_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain&
         for (int64_t bi = 0; bi < B; ++bi)
           for (int64_t si = 0; si < S; ++si) {
             const int64_t idx = bi * S + si;
-            const float* wr = w + row(word_ids.at(idx), V, "input_ids value", bi, si);
-            const int64_t pv = has_pos_ids ? pos_ids.at(broadcast_pos ? si : idx) : si;
+            const float* wr = w + row(word_ids[idx], V, "input_ids value", bi, si);
+            const int64_t pv = has_pos_ids ? pos_ids[broadcast_pos ? si : idx] : si;
             const float* pr = p + row(pv, P, has_pos_ids ? "position_ids value" : "position", bi, si);
             float* o = out + idx * H;
             if (g) {
-              const float* gr = g + row(seg_ids.at(idx), G, "segment_ids value", bi, si);
+              const float* gr = g + row(seg_ids[idx], G, "segment_ids value", bi, si);
               for (int64_t h = 0; h < H; ++h) o[h] = wr[h] + pr[h] + gr[h];
             } else {
               for (int64_t h = 0; h < H; ++h) o[h] = wr[h] + pr[h];
