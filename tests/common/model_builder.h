@@ -84,6 +84,34 @@ class ModelBuilder {
   ::onnx::ModelProto model_;
 };
 
+inline void add_float_attr(::onnx::NodeProto& n, const std::string& name, float v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+inline void add_floats_attr(::onnx::NodeProto& n, const std::string& name, const std::vector<float>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOATS);
+  for (float x : v) a->add_floats(x);
+}
+
+inline void add_string_attr(::onnx::NodeProto& n, const std::string& name, const std::string& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+inline void add_strings_attr(::onnx::NodeProto& n, const std::string& name, const std::vector<std::string>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRINGS);
+  for (const std::string& x : v) a->add_strings(x);
+}
+
 inline void add_ints_attr(::onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
   auto* a = n.add_attribute();
   a->set_name(name);

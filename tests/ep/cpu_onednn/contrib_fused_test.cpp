@@ -9,13 +9,7 @@ namespace loom::ep_testing {
 namespace {
 
 constexpr const char* kMs = "com.microsoft";
-
-void add_floats_attr(::onnx::NodeProto& n, const std::string& name, const std::vector<float>& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::FLOATS);
-  for (float x : v) a->add_floats(x);
-}
+using testing::add_floats_attr;
 
 // ONNX's shape inference has no com.microsoft schemas: the fused node's
 // output is declared float, as the passes keep the type of the value they fuse into.

@@ -61,19 +61,9 @@ inline void random_weights(testing::ModelBuilder& m, const std::string& name, co
   m.float_initializer(name, dims, random_values(static_cast<size_t>(count(dims)), seed, -scale, scale));
 }
 
-inline void add_float_attr(::onnx::NodeProto& n, const std::string& name, float v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
+using testing::add_float_attr;
 using testing::add_ints_attr;
-inline void add_string_attr(::onnx::NodeProto& n, const std::string& name, const std::string& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::STRING);
-  a->set_s(v);
-}
+using testing::add_string_attr;
 inline void int64_initializer(testing::ModelBuilder& m, const std::string& name, const std::vector<int64_t>& values) {
   auto* t = m.proto().mutable_graph()->add_initializer();
   t->set_name(name);

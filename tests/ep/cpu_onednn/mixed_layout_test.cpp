@@ -11,12 +11,7 @@ namespace {
 // 24 channels: not a multiple of the 8/16 blocks, so blocked layouts pad.
 const std::vector<int64_t> kShape = {1, 24, 6, 10};
 
-void add_int_attr(::onnx::NodeProto& n, const std::string& name, int64_t v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INT);
-  a->set_i(v);
-}
+using testing::add_int_attr;
 
 // c = Conv(x) (layout chosen by oneDNN); y = op(c, p) or op(p, c), p a plain
 // graph input of full shape (`p_first` puts it first).

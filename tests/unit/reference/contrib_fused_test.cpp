@@ -21,27 +21,6 @@ using testing::values_of;
 using ::onnx::AttributeProto;
 using ::onnx::TensorProto;
 
-void string_attr(::onnx::NodeProto& n, const std::string& name, const std::string& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::STRING);
-  a->set_s(v);
-}
-
-void float_attr(::onnx::NodeProto& n, const std::string& name, float v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::FLOAT);
-  a->set_f(v);
-}
-
-void floats_attr(::onnx::NodeProto& n, const std::string& name, const std::vector<float>& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::FLOATS);
-  for (float x : v) a->add_floats(x);
-}
-
 Expected<std::vector<Tensor>> run(const testing::ModelBuilder& m, const std::map<std::string, Tensor>& feeds) {
   auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
   if (!s.has_value()) return s.status();
@@ -99,8 +78,8 @@ TEST(ReferenceContribFused, FusedConvEveryActivationWithAndWithoutZ) {
       auto& node = with_z ? m.node("FusedConv", {"x", "w", "b", "z"}, {"y"}, "", "com.microsoft")
                           : m.node("FusedConv", {"x", "w", "b"}, {"y"}, "", "com.microsoft");
       testing::add_ints_attr(node, "kernel_shape", {2, 2});
-      string_attr(node, "activation", act.name);
-      if (!act.params.empty()) floats_attr(node, "activation_params", act.params);
+      testing::add_string_attr(node, "activation", act.name);
+      if (!act.params.empty()) testing::add_floats_attr(node, "activation_params", act.params);
       std::map<std::string, Tensor> feeds = {{"x", float_tensor({1, 2, 3, 3}, x)}};
       if (with_z) feeds["z"] = float_tensor({1, 2, 2, 2}, z);
       auto out = run(m, feeds);
@@ -120,8 +99,8 @@ TEST(ReferenceContribFused, FusedConvRejectsBadActivations) {
     m.input("x", TensorProto::FLOAT, {1, 1, 2, 2}).float_initializer("w", {1, 1, 1, 1}, {2.f});
     m.output("y", TensorProto::FLOAT, {1, 1, 2, 2});
     auto& node = m.node("FusedConv", {"x", "w"}, {"y"}, "", "com.microsoft");
-    string_attr(node, "activation", act);
-    if (!params.empty()) floats_attr(node, "activation_params", params);
+    testing::add_string_attr(node, "activation", act);
+    if (!params.empty()) testing::add_floats_attr(node, "activation_params", params);
     return run(m, {{"x", float_tensor({1, 1, 2, 2}, {1, -2, 3, -4})}});
   };
   auto unknown = build("Softsign", {});
@@ -172,10 +151,10 @@ TEST(ReferenceContribFused, FusedGemmActivationsWithAttributes) {
     m.output("y", TensorProto::FLOAT, {2, 4});
     auto& node = m.node("FusedGemm", {"a", "b", "c"}, {"y"}, "", "com.microsoft");
     testing::add_int_attr(node, "transB", 1);
-    float_attr(node, "alpha", 0.5f);
-    float_attr(node, "beta", 2.f);
-    string_attr(node, "activation", act.name);
-    for (const auto& [k, v] : act.attrs) float_attr(node, k, v);
+    testing::add_float_attr(node, "alpha", 0.5f);
+    testing::add_float_attr(node, "beta", 2.f);
+    testing::add_string_attr(node, "activation", act.name);
+    for (const auto& [k, v] : act.attrs) testing::add_float_attr(node, k, v);
     auto out = run(m, {{"a", float_tensor({2, 3}, a)}});
     ASSERT_TRUE(out.has_value()) << act.name << ": " << out.status().message();
     const std::vector<float> got = values_of((*out)[0]);
@@ -190,7 +169,7 @@ TEST(ReferenceContribFused, FusedGemmRejectsUnknownActivation) {
   m.input("a", TensorProto::FLOAT, {1, 2}).float_initializer("b", {2, 1}, {1.f, 2.f});
   m.output("y", TensorProto::FLOAT, {1, 1});
   auto& node = m.node("FusedGemm", {"a", "b"}, {"y"}, "", "com.microsoft");
-  string_attr(node, "activation", "Gelu");
+  testing::add_string_attr(node, "activation", "Gelu");
   auto out = run(m, {{"a", float_tensor({1, 2}, {1.f, 1.f})}});
   ASSERT_FALSE(out.has_value());
   EXPECT_NE(out.status().message().find("unimplemented activation 'Gelu'"), std::string::npos) << out.status().message();

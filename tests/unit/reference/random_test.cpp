@@ -22,19 +22,6 @@ using ::onnx::TensorProto;
 
 constexpr int64_t kSamples = 200000;
 
-void float_attr(NodeProto& n, const std::string& name, float v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::FLOAT);
-  a->set_f(v);
-}
-void ints_attr(NodeProto& n, const std::string& name, const std::vector<int64_t>& vs) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::INTS);
-  for (int64_t v : vs) a->add_ints(v);
-}
-
 std::unique_ptr<Session> session_of(const std::string& bytes) {
   auto s = Session::create_from_bytes(testing::reference_env(), bytes);
   EXPECT_TRUE(s.has_value()) << s.status().message();
@@ -97,10 +84,10 @@ std::string generator_model(const std::string& op, int32_t dtype, std::optional<
   testing::ModelBuilder m(17);
   NodeProto& n = m.node(op, {}, {"y"});
   testing::add_int_attr(n, "dtype", dtype);
-  ints_attr(n, "shape", shape);
-  float_attr(n, op == "RandomUniform" ? "low" : "mean", p1);
-  float_attr(n, op == "RandomUniform" ? "high" : "scale", p2);
-  if (seed) float_attr(n, "seed", *seed);
+  testing::add_ints_attr(n, "shape", shape);
+  testing::add_float_attr(n, op == "RandomUniform" ? "low" : "mean", p1);
+  testing::add_float_attr(n, op == "RandomUniform" ? "high" : "scale", p2);
+  if (seed) testing::add_float_attr(n, "seed", *seed);
   m.output("y", dtype, shape);
   return m.bytes();
 }
@@ -173,13 +160,13 @@ std::string like_model(const std::string& op, int32_t in_dtype, std::optional<in
   m.input("x", in_dtype, {-1, -1});
   NodeProto& n = m.node(op, {"x"}, {"y"});
   if (dtype) testing::add_int_attr(n, "dtype", *dtype);
-  if (seed) float_attr(n, "seed", *seed);
+  if (seed) testing::add_float_attr(n, "seed", *seed);
   if (op == "RandomUniformLike") {
-    float_attr(n, "low", 10.0f);
-    float_attr(n, "high", 12.0f);
+    testing::add_float_attr(n, "low", 10.0f);
+    testing::add_float_attr(n, "high", 12.0f);
   } else {
-    float_attr(n, "mean", -3.0f);
-    float_attr(n, "scale", 0.5f);
+    testing::add_float_attr(n, "mean", -3.0f);
+    testing::add_float_attr(n, "scale", 0.5f);
   }
   m.output("y", dtype.value_or(in_dtype), {-1, -1});
   return m.bytes();
@@ -227,7 +214,7 @@ std::string bernoulli_model(int32_t in_dtype, std::optional<int32_t> dtype, std:
   m.input("p", in_dtype, {-1});
   NodeProto& n = m.node("Bernoulli", {"p"}, {"y"});
   if (dtype) testing::add_int_attr(n, "dtype", *dtype);
-  if (seed) float_attr(n, "seed", *seed);
+  if (seed) testing::add_float_attr(n, "seed", *seed);
   m.output("y", dtype.value_or(in_dtype), {-1});
   return m.bytes();
 }

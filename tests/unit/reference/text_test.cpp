@@ -17,31 +17,6 @@ using ::onnx::AttributeProto;
 using ::onnx::NodeProto;
 using ::onnx::TensorProto;
 
-void string_attr(NodeProto& n, const std::string& name, const std::string& v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::STRING);
-  a->set_s(v);
-}
-void strings_attr(NodeProto& n, const std::string& name, const std::vector<std::string>& vs) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::STRINGS);
-  for (const auto& v : vs) a->add_strings(v);
-}
-void ints_attr(NodeProto& n, const std::string& name, const std::vector<int64_t>& vs) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::INTS);
-  for (int64_t v : vs) a->add_ints(v);
-}
-void floats_attr(NodeProto& n, const std::string& name, const std::vector<float>& vs) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(AttributeProto::FLOATS);
-  for (float v : vs) a->add_floats(v);
-}
-
 Expected<std::vector<Tensor>> run_model(const std::string& bytes, const std::string& input, Tensor x) {
   auto s = Session::create_from_bytes(testing::reference_env(), bytes);
   if (!s.has_value()) return s.status();
@@ -54,9 +29,9 @@ Expected<std::vector<Tensor>> normalize(const std::vector<std::string>& in, Dims
   testing::ModelBuilder m(10);
   m.input("x", TensorProto::STRING, dims);
   NodeProto& n = m.node("StringNormalizer", {"x"}, {"y"});
-  string_attr(n, "case_change_action", action);
+  testing::add_string_attr(n, "case_change_action", action);
   testing::add_int_attr(n, "is_case_sensitive", case_sensitive);
-  if (!stopwords.empty()) strings_attr(n, "stopwords", stopwords);
+  if (!stopwords.empty()) testing::add_strings_attr(n, "stopwords", stopwords);
   m.output("y", TensorProto::STRING, std::vector<int64_t>(dims.size(), -1));
   return run_model(m.bytes(), "x", Tensor::from_strings(dims, in));
 }
@@ -104,15 +79,15 @@ std::string tfidf_model(const std::string& mode, const std::vector<float>& weigh
   testing::ModelBuilder m(17);
   m.input("x", elem_type, {-1, -1});
   NodeProto& n = m.node("TfIdfVectorizer", {"x"}, {"y"});
-  string_attr(n, "mode", mode);
+  testing::add_string_attr(n, "mode", mode);
   testing::add_int_attr(n, "min_gram_length", 1);
   testing::add_int_attr(n, "max_gram_length", 2);
   testing::add_int_attr(n, "max_skip_count", max_skip);
-  ints_attr(n, "ngram_counts", {0, 2});
-  ints_attr(n, "ngram_indexes", {3, 2, 1, 0});
-  if (int_pool) ints_attr(n, "pool_int64s", {1, 2, 1, 2, 2, 3});
-  else strings_attr(n, "pool_strings", {"a", "b", "a", "b", "b", "c"});
-  if (!weights.empty()) floats_attr(n, "weights", weights);
+  testing::add_ints_attr(n, "ngram_counts", {0, 2});
+  testing::add_ints_attr(n, "ngram_indexes", {3, 2, 1, 0});
+  if (int_pool) testing::add_ints_attr(n, "pool_int64s", {1, 2, 1, 2, 2, 3});
+  else testing::add_strings_attr(n, "pool_strings", {"a", "b", "a", "b", "b", "c"});
+  if (!weights.empty()) testing::add_floats_attr(n, "weights", weights);
   m.output("y", TensorProto::FLOAT, {-1, -1});
   return m.bytes();
 }

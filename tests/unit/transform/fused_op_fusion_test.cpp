@@ -16,13 +16,6 @@ constexpr auto kFloat = ::onnx::TensorProto::FLOAT;
 using testing::float_tensor;
 using testing::wave;
 
-void float_attr(::onnx::NodeProto& n, const std::string& name, float v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-
 TEST(FusedOpFusion, PassesAreListedAtExtended) {
   for (const char* p : {"conv_activation_fusion", "gemm_activation_fusion", "matmul_add_fusion", "fused_matmul_fusion"})
     testing::expect_listed_pass(p, OptimizationLevel::kExtended);
@@ -50,8 +43,8 @@ std::string conv_model(const ConvOptions& o) {
     m.node("Clip", {"c", "lo", "hi"}, {"y"});
   } else {
     auto& act = m.node(o.act, {"c"}, {"y"});
-    if (o.act == "LeakyRelu") float_attr(act, "alpha", 0.2f);
-    if (o.act == "HardSigmoid") float_attr(act, "alpha", 0.3f);
+    if (o.act == "LeakyRelu") testing::add_float_attr(act, "alpha", 0.2f);
+    if (o.act == "HardSigmoid") testing::add_float_attr(act, "alpha", 0.3f);
   }
   m.output("y", kFloat, {});
   if (o.leak_conv) m.output("c", kFloat, {});
@@ -100,9 +93,9 @@ std::string gemm_model(const std::string& act, bool second_reader = false) {
   m.float_initializer("b", {4, 5}, wave(20, 0.4f)).float_initializer("c", {4}, wave(4, 0.5f, 1.f));
   auto& g = m.node("Gemm", {"a", "b", "c"}, {"g"});
   testing::add_int_attr(g, "transB", 1);
-  float_attr(g, "alpha", 0.5f);
+  testing::add_float_attr(g, "alpha", 0.5f);
   auto& a = m.node(act, {"g"}, {"y"});
-  if (act == "LeakyRelu" || act == "Elu") float_attr(a, "alpha", 0.3f);
+  if (act == "LeakyRelu" || act == "Elu") testing::add_float_attr(a, "alpha", 0.3f);
   m.output("y", kFloat, {});
   if (second_reader) {
     m.node("Neg", {"g"}, {"z"});
