@@ -19,9 +19,25 @@ int64_t ExecutionPlan::planned_peak_bytes() const {
 std::string ExecutionPlan::to_string() const {
   auto slot_name = [&](SlotId s) { return s == kNoSlot ? std::string("-") : slots[s].name; };
   std::string out;
+  if (streams.size() > 1) {
+    out += "streams:";
+    for (size_t i = 0; i < streams.size(); ++i)
+      out += " [" + std::to_string(i) + "] " + streams[i].name + (i == kHostStream ? " (synchronous)" : " (asynchronous)");
+    out += "\n";
+  }
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& st = steps[i];
-    out += std::to_string(i) + ": " + (st.kind == StepKind::kCopy ? "copy " : st.kind == StepKind::kPartition ? "launch partition " : "launch kernel ") + st.label + " (";
+    out += std::to_string(i) + ": ";
+    if (streams.size() > 1) out += "[" + std::to_string(st.stream) + "] ";
+    switch (st.kind) {
+      case StepKind::kRecord: out += "record " + st.label + "\n"; continue;
+      case StepKind::kWait: out += (st.stream == kHostStream ? "host waits for " : "wait for ") + st.label + "\n"; continue;
+      case StepKind::kBarrier: out += "barrier: " + st.label + "\n"; continue;
+      case StepKind::kCopy: out += "copy "; break;
+      case StepKind::kPartition: out += "launch partition "; break;
+      case StepKind::kKernel: out += "launch kernel "; break;
+    }
+    out += st.label + " (";
     for (size_t k = 0; k < st.inputs.size(); ++k) out += (k ? ", " : "") + slot_name(st.inputs[k]);
     out += ") -> (";
     for (size_t k = 0; k < st.outputs.size(); ++k) out += (k ? ", " : "") + slot_name(st.outputs[k]);

@@ -1,7 +1,16 @@
-// The immutable execution plan of a session: value slots, the ordered steps
-// that produce them (kernel launches, compiled-partition launches, copies
-// between memory kinds), when each slot dies, and the memory plan. Built once
-// by plan_builder; read concurrently by every run.
+// The immutable execution plan of a session: value slots, the streams work
+// runs on, the ordered steps (kernel launches, compiled-partition launches,
+// copies between memory kinds, event records and waits, the final barrier),
+// when each slot dies, and the memory plan. Built once by plan_builder; read
+// concurrently by every run.
+//
+// Streams: stream 0 is the host, where synchronous EPs run (a step there is
+// complete when it returns); each asynchronous EP gets one stream, where its
+// steps are launched in plan order and complete later, in order. A value
+// crossing from an asynchronous stream to another stream is ordered by an
+// event recorded after its producer and waited on before its first consumer
+// there (by the host: blocking; by another stream: without blocking the
+// host). A barrier at the end waits for every stream before outputs are read.
 #pragma once
 
 #include <map>
@@ -32,13 +41,22 @@ struct Slot {
   int readers = 0;                  // steps reading the slot (inputs and subgraph captures)
 };
 
-enum class StepKind { kKernel, kPartition, kCopy };
+enum class StepKind { kKernel, kPartition, kCopy, kRecord, kWait, kBarrier };
+
+constexpr size_t kHostStream = 0;
+
+struct StreamInfo {
+  int ep = -1;       // index of the asynchronous EP that makes it; -1 for the host
+  std::string name;  // "host" or the provider name
+};
 
 struct SubgraphPlan;  // exec/subgraph_plan.h
 
 struct Step {
   StepKind kind = StepKind::kKernel;
   size_t ep = 0;  // the EP that runs it (for copies: whose data transfer copies)
+  size_t stream = kHostStream;  // where it runs (kWait: the stream that waits)
+  int event = -1;               // kRecord / kWait: index into ExecutionPlan::events
   const LOOM_KernelDef* def = nullptr;         // kKernel
   void* kernel = nullptr;                      // kKernel: per-node kernel object
   const LOOM_NodeView* node_view = nullptr;    // kKernel
@@ -78,6 +96,8 @@ class ExecutionPlan {
   std::vector<Slot> slots;
   std::vector<Step> steps;
   std::vector<MemoryKind> memories;  // [0] is host memory
+  std::vector<StreamInfo> streams;   // [0] is the host
+  std::vector<size_t> events;        // per event: the stream it is recorded on
   std::vector<std::pair<std::string, SlotId>> inputs;  // graph inputs (incl. overridable initializers)
   std::vector<SlotId> outputs;                          // graph outputs, in order
   std::vector<std::string> output_names;

@@ -15,6 +15,10 @@ void* host_alloc(int64_t bytes) {
   return std::aligned_alloc(a, (static_cast<size_t>(bytes) + a - 1) / a * a);
 }
 
+// Device storage a run has let go of while a stream may still use it: freed
+// once every stream is synchronized.
+using DeferredFrees = std::vector<std::pair<const LOOM_Allocator*, void*>>;
+
 // The value of one slot during a run: owned here, or borrowed from the
 // caller (graph inputs) for the length of the run.
 struct RuntimeValue {
@@ -25,8 +29,12 @@ struct RuntimeValue {
   const LOOM_Allocator* allocator = nullptr;  // frees `device`
 
   const LOOM_Value* value() const { return borrowed ? borrowed : &v; }
-  void reset() {
-    if (device != nullptr) allocator->free(allocator->state, device);
+  // With `deferred`, device storage goes there instead of being freed now.
+  void reset(DeferredFrees* deferred = nullptr) {
+    if (device != nullptr) {
+      if (deferred != nullptr) deferred->emplace_back(allocator, device);
+      else allocator->free(allocator->state, device);
+    }
     device = nullptr;
     v = LOOM_Value{};
     borrowed = nullptr;
@@ -36,12 +44,39 @@ struct RuntimeValue {
 
 class RunState {
  public:
-  RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps, ArenaPool::Arenas& arenas,
+  RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps, RunResources& resources,
            const std::atomic<bool>* cancel)
-      : plan_(plan), eps_(eps), arenas_(arenas), cancel_(cancel), values_(plan.slots.size()) {}
+      : plan_(plan),
+        eps_(eps),
+        arenas_(resources.arenas),
+        resources_(resources),
+        cancel_(cancel),
+        values_(plan.slots.size()) {}
+  // Waits for every stream (queued work may still write values), then frees.
   ~RunState() {
+    if (!streams_idle_) (void)synchronize_streams();  // nothing to report from a destructor
     for (RuntimeValue& v : values_) v.reset();
+    free_deferred();
   }
+
+  // Blocks until every stream of the run is idle; the first failure.
+  Status synchronize_streams() {
+    Status first;
+    for (LOOM_Stream* s : resources_.streams) {
+      if (s == nullptr) continue;
+      Status st = plugin_host::from_abi(s->synchronize(s->state));
+      if (!st && first.is_ok()) first = st;
+    }
+    if (first.is_ok()) {
+      free_deferred();
+      streams_idle_ = true;
+    }
+    return first;
+  }
+  // Where a value's device storage goes when dropped: held until the streams
+  // are idle when some stream may still read or write it.
+  DeferredFrees* deferral() { return resources_.streams.size() > 1 ? &deferred_ : nullptr; }
+  LOOM_Stream* stream(size_t index) const { return resources_.streams[index]; }
 
   void bind(const std::map<std::string, const LOOM_Value*>& inputs) {
     {
@@ -150,6 +185,8 @@ class RunState {
   }
 
   Status run_step(const Step& step);
+  Status run_sync_step(const Step& step);
+  Status run_copy(const Step& step);
 
   // Drops the session's bytes of constant `slot` when `step` is its only
   // reader and it is not an overridable graph input (see
@@ -195,16 +232,27 @@ class RunState {
   const std::atomic<bool>* cancel() const { return cancel_; }
 
  private:
+  void free_deferred() {
+    for (auto [allocator, pointer] : deferred_) allocator->free(allocator->state, pointer);
+    deferred_.clear();
+  }
+
   const ExecutionPlan& plan_;
   const std::vector<plugin_host::EpInstance*>& eps_;
-  ArenaPool::Arenas& arenas_;
+  std::vector<void*>& arenas_;
+  RunResources& resources_;
   const std::atomic<bool>* cancel_;
   std::vector<RuntimeValue> values_;
+  DeferredFrees deferred_;
+  bool streams_idle_ = true;  // false once work may be queued on a stream
 };
 
 class KernelContext final : public LOOM_KernelContext {
  public:
   KernelContext(RunState& run, const Step& step) : run_(run), step_(step), scratch_(step.outputs.size()) {}
+  ~KernelContext() {
+    for (RuntimeValue& v : scratch_) v.reset(run_.deferral());
+  }
 
   uint64_t input_count() const override { return step_.inputs.size(); }
   const LOOM_Tensor* input(uint64_t i) const override {
@@ -234,6 +282,7 @@ class KernelContext final : public LOOM_KernelContext {
   void release_constant_input(uint64_t i) override {
     if (i < step_.inputs.size()) run_.release_constant(step_.inputs[i]);
   }
+  LOOM_Stream* stream() const override { return run_.stream(step_.stream); }
 
   Status run_subgraph(const std::string& attr, const LOOM_Value* const* inputs, uint64_t input_count,
                       LOOM_Value** outputs, uint64_t output_count) override {
@@ -252,7 +301,7 @@ class KernelContext final : public LOOM_KernelContext {
       feeds[c] = v;
     }
     LOOM_ASSIGN_OR_RETURN(std::vector<ValuePtr> result,
-                          execute(*sub.plan, run_.eps(), feeds, sub.plan->outputs, *sub.arenas, run_.cancel()));
+                          execute(*sub.plan, run_.eps(), feeds, sub.plan->outputs, *sub.resources, run_.cancel()));
     if (result.size() != output_count)
       return invalid_argument(step_.label + ": subgraph '" + attr + "' has " + std::to_string(result.size()) +
                               " outputs, the kernel asked for " + std::to_string(output_count));
@@ -281,30 +330,58 @@ class KernelContext final : public LOOM_KernelContext {
   std::string error_;
 };
 
+Status RunState::run_copy(const Step& step) {
+  const LOOM_Value& src = *values_[step.inputs[0]].value();
+  if (src.kind != LOOM_VALUE_TENSOR) return not_implemented(step.label + ": only tensors can move between memories");
+  RuntimeValue& dst = values_[step.outputs[0]];
+  std::string why;
+  if (!allocate(step.outputs[0], dst, src.tensor.dtype, src.tensor.dims.data(), src.tensor.dims.size(), &why))
+    return fail(step.label + ": " + why);
+  const uint64_t bytes = src.tensor.count * dtype_size(static_cast<DType>(src.tensor.dtype));
+  if (bytes == 0) return Status::ok();
+  const LOOM_DataTransfer* t = eps_[step.ep]->data_transfer();
+  LOOM_DataTransfer_Copy_Args args{};
+  args.struct_size = LOOM_DataTransfer_Copy_Args_STRUCT_SIZE;
+  args.src_memory = src.tensor.memory;
+  args.src = src.tensor.data;
+  args.dst_memory = dst.v.tensor.memory;
+  args.dst = dst.v.tensor.data;
+  args.bytes = bytes;
+  args.stream = resources_.streams[step.stream];
+  Status st = plugin_host::from_abi(t->copy(t->state, &args));
+  return st.with_context(step.label + " (provider '" + eps_[step.ep]->name() + "')");
+}
+
+// Records, waits and the barrier: the plan's ordering between streams.
+Status RunState::run_sync_step(const Step& step) {
+  if (step.kind == StepKind::kBarrier) return synchronize_streams().with_context("waiting for the streams");
+  LOOM_Event* e = resources_.events[static_cast<size_t>(step.event)];
+  LOOM_Stream* s = resources_.streams[step.stream];
+  LOOM_Status* raw = nullptr;
+  if (step.kind == StepKind::kRecord) raw = e->record(e->state, s);
+  else if (s == nullptr) raw = e->synchronize(e->state);  // the host waits
+  else raw = e->wait(e->state, s);
+  return plugin_host::from_abi(raw).with_context((step.kind == StepKind::kRecord ? "recording " : "waiting for ") +
+                                                 step.label);
+}
+
 Status RunState::run_step(const Step& step) {
+  if (step.stream != kHostStream) streams_idle_ = false;
+  switch (step.kind) {
+    case StepKind::kRecord:
+    case StepKind::kWait:
+    case StepKind::kBarrier:
+      return run_sync_step(step);
+    default:
+      break;
+  }
   for (SlotId s : step.inputs)
     if (s != kNoSlot && !values_[s].ready)
       return fail(step.label + ": input '" + plan_.slots[s].name + "' was not produced");
   if (step.kind == StepKind::kCopy) {
-    const LOOM_Value& src = *values_[step.inputs[0]].value();
-    if (src.kind != LOOM_VALUE_TENSOR)
-      return not_implemented(step.label + ": only tensors can move between memories");
-    RuntimeValue& dst = values_[step.outputs[0]];
-    std::string why;
-    if (!allocate(step.outputs[0], dst, src.tensor.dtype, src.tensor.dims.data(), src.tensor.dims.size(), &why))
-      return fail(step.label + ": " + why);
-    const uint64_t bytes = src.tensor.count * dtype_size(static_cast<DType>(src.tensor.dtype));
-    if (bytes == 0) return Status::ok();
-    const LOOM_DataTransfer* t = eps_[step.ep]->data_transfer();
-    LOOM_DataTransfer_Copy_Args args{};
-    args.struct_size = LOOM_DataTransfer_Copy_Args_STRUCT_SIZE;
-    args.src_memory = src.tensor.memory;
-    args.src = src.tensor.data;
-    args.dst_memory = dst.v.tensor.memory;
-    args.dst = dst.v.tensor.data;
-    args.bytes = bytes;
-    Status st = plugin_host::from_abi(t->copy(t->state, &args));
-    return st.with_context(step.label + " (provider '" + eps_[step.ep]->name() + "')");
+    LOOM_RETURN_IF_ERROR(run_copy(step));
+    for (SlotId s : step.frees) values_[s].reset(deferral());
+    return Status::ok();
   }
   KernelContext ctx(*this, step);
   // EPs that declared they cannot run concurrently run one step at a time
@@ -338,66 +415,88 @@ Status RunState::run_step(const Step& step) {
     if (s != kNoSlot && !values_[s].ready && plan_.slots[s].kind == SlotKind::kGraphOutput)
       return fail(step.label + ": did not produce graph output '" + plan_.slots[s].name + "'");
   }
-  for (SlotId s : step.frees) values_[s].reset();
+  for (SlotId s : step.frees) values_[s].reset(deferral());
   return Status::ok();
 }
 
 }  // namespace
 
-ArenaPool::~ArenaPool() {
-  for (auto& a : free_) free_arenas(*a);
+RunResourcePool::~RunResourcePool() {
+  for (auto& r : free_) destroy(*r);
 }
 
-void ArenaPool::free_arenas(Arenas& a) {
-  for (size_t m = 0; m < a.size(); ++m) {
-    if (a[m] == nullptr) continue;
-    if (m == 0) std::free(a[m]);
-    else plan_.memories[m].allocator->free(plan_.memories[m].allocator->state, a[m]);
+void RunResourcePool::destroy(RunResources& r) {
+  for (size_t m = 0; m < r.arenas.size(); ++m) {
+    if (r.arenas[m] == nullptr) continue;
+    if (m == 0) std::free(r.arenas[m]);
+    else plan_.memories[m].allocator->free(plan_.memories[m].allocator->state, r.arenas[m]);
   }
+  for (LOOM_Event* e : r.events)
+    if (e != nullptr) e->release(e);
+  for (LOOM_Stream* s : r.streams)
+    if (s != nullptr) s->release(s);
+  r = RunResources{};
 }
 
-Expected<std::unique_ptr<ArenaPool::Arenas>> ArenaPool::acquire() {
+Expected<std::unique_ptr<RunResources>> RunResourcePool::acquire() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!free_.empty()) {
-      auto a = std::move(free_.back());
+      auto r = std::move(free_.back());
       free_.pop_back();
-      return a;
+      return r;
     }
   }
-  auto a = std::make_unique<Arenas>(plan_.memories.size(), nullptr);
-  for (size_t m = 0; m < plan_.memories.size(); ++m) {
+  auto r = std::make_unique<RunResources>();
+  r->arenas.assign(plan_.memories.size(), nullptr);
+  r->streams.assign(plan_.streams.size(), nullptr);
+  r->events.assign(plan_.events.size(), nullptr);
+  Status status;
+  for (size_t m = 0; status.is_ok() && m < plan_.memories.size(); ++m) {
     const int64_t bytes = plan_.memories[m].arena_bytes;
     if (bytes == 0) continue;
     if (m == 0) {
-      (*a)[m] = host_alloc(bytes);
+      r->arenas[m] = host_alloc(bytes);
     } else {
       const LOOM_Allocator* al = plan_.memories[m].allocator;
-      (*a)[m] = al->alloc(al->state, static_cast<uint64_t>(bytes), memory::kBufferAlignment);
+      r->arenas[m] = al->alloc(al->state, static_cast<uint64_t>(bytes), memory::kBufferAlignment);
     }
-    if ((*a)[m] == nullptr) {
-      free_arenas(*a);
-      return Status(StatusCode::kOutOfMemory, "cannot allocate the " + std::to_string(bytes) + "-byte arena for " +
-                                                  plugin_host::memory_name(plan_.memories[m].info));
-    }
+    if (r->arenas[m] == nullptr)
+      status = Status(StatusCode::kOutOfMemory, "cannot allocate the " + std::to_string(bytes) + "-byte arena for " +
+                                                    plugin_host::memory_name(plan_.memories[m].info));
   }
-  return a;
+  for (size_t i = 1; status.is_ok() && i < plan_.streams.size(); ++i) {
+    auto s = eps_[static_cast<size_t>(plan_.streams[i].ep)]->new_stream();
+    if (s) r->streams[i] = *s;
+    else status = s.status();
+  }
+  for (size_t i = 0; status.is_ok() && i < plan_.events.size(); ++i) {
+    auto e = eps_[static_cast<size_t>(plan_.streams[plan_.events[i]].ep)]->new_event();
+    if (e) r->events[i] = *e;
+    else status = e.status();
+  }
+  if (!status) {
+    destroy(*r);
+    return status;
+  }
+  return r;
 }
 
-void ArenaPool::release(std::unique_ptr<Arenas> arenas) {
+void RunResourcePool::release(std::unique_ptr<RunResources> resources) {
   std::lock_guard<std::mutex> lock(mutex_);
-  free_.push_back(std::move(arenas));
+  free_.push_back(std::move(resources));
 }
 
 Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
                                         const std::map<std::string, const LOOM_Value*>& inputs,
-                                        const std::vector<SlotId>& outputs, ArenaPool& pool,
+                                        const std::vector<SlotId>& outputs, RunResourcePool& pool,
                                         const std::atomic<bool>* cancel) {
-  LOOM_ASSIGN_OR_RETURN(std::unique_ptr<ArenaPool::Arenas> arenas, pool.acquire());
+  LOOM_ASSIGN_OR_RETURN(std::unique_ptr<RunResources> resources, pool.acquire());
   std::vector<ValuePtr> result;
   Status status;
   {
-    RunState run(plan, eps, *arenas, cancel);
+    // Its destructor synchronizes the streams, also when a step failed.
+    RunState run(plan, eps, *resources, cancel);
     run.bind(inputs);
     for (size_t i = 0; status.is_ok() && i < plan.steps.size(); ++i) {
       if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
@@ -417,7 +516,7 @@ Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::ve
       else result.push_back(std::move(*v));
     }
   }
-  pool.release(std::move(arenas));
+  pool.release(std::move(resources));
   if (!status) return status;
   return result;
 }

@@ -66,11 +66,14 @@ class PlanBuilder {
     host.info = plugin_host::host_memory();
     plan_->memories.push_back(host);
     memory_owner_.push_back(-1);
+    plan_->streams.push_back(StreamInfo{-1, "host"});
+    stream_of_ep_.assign(eps_.size(), SIZE_MAX);
 
     LOOM_ASSIGN_OR_RETURN(std::vector<size_t> order, group_order());
     bind_graph_values();
     for (size_t g : order) LOOM_RETURN_IF_ERROR(add_group(assignment_.groups[g]));
     LOOM_RETURN_IF_ERROR(bind_outputs());
+    insert_synchronization();
     compute_lifetimes_and_memory();
     return std::move(plan_);
   }
@@ -124,6 +127,16 @@ class PlanBuilder {
     return plan_->memories.size() - 1;
   }
 
+  // The stream EP `ep`'s steps run on: its own when it is asynchronous.
+  size_t stream_of(size_t ep) {
+    if (!eps_[ep]->is_async()) return kHostStream;
+    if (stream_of_ep_[ep] == SIZE_MAX) {
+      stream_of_ep_[ep] = plan_->streams.size();
+      plan_->streams.push_back(StreamInfo{static_cast<int>(ep), eps_[ep]->name()});
+    }
+    return stream_of_ep_[ep];
+  }
+
   SlotId new_slot(const std::string& name, SlotKind kind, size_t memory) {
     Slot s;
     s.name = name;
@@ -174,6 +187,7 @@ class PlanBuilder {
     Step step;
     step.kind = StepKind::kCopy;
     step.ep = static_cast<size_t>(memory_owner_[device]);
+    step.stream = stream_of(step.ep);
     step.inputs = {slot};
     const std::string name = plan_->slots[slot].name + "@" + plugin_host::memory_name(plan_->memories[m].info);
     SlotId dst = new_slot(name, SlotKind::kIntermediate, m);
@@ -198,6 +212,7 @@ class PlanBuilder {
     const size_t m = memory_index(ep, g.ep);
     Step step;
     step.ep = g.ep;
+    step.stream = stream_of(g.ep);
     std::vector<std::string> outputs;
     if (!g.fused) {
       const ir::Node& n = *graph_.find_node(g.nodes.front());
@@ -319,6 +334,127 @@ class PlanBuilder {
     return Status::ok();
   }
 
+  static std::vector<SlotId> slots_read(const Step& st) {
+    std::vector<SlotId> read;
+    for (SlotId s : st.inputs)
+      if (s != kNoSlot) read.push_back(s);
+    for (const auto& [name, s] : st.captures) read.push_back(s);
+    return read;
+  }
+
+  // Orders values that leave an asynchronous stream: an event is recorded
+  // after the producer, and the first consumer on each other stream waits on
+  // it. A stream that already waited for the same or a later point of the
+  // producer's stream waits no more (streams run in order), and values made
+  // on the host need no event (host steps are complete when they return).
+  // A barrier ends the plan when any stream is asynchronous.
+  void insert_synchronization() {
+    if (plan_->streams.size() == 1) return;
+    std::vector<Step>& steps = plan_->steps;
+    const size_t n = steps.size(), nstreams = plan_->streams.size();
+    std::vector<int> producer(plan_->slots.size(), -1);
+    // waited[c][q]: the latest step of stream q that stream c has waited for.
+    std::vector<std::vector<int>> waited(nstreams, std::vector<int>(nstreams, -1));
+    std::vector<std::vector<int>> waits(n);
+    std::vector<int> event_after(n, -1);
+    std::vector<size_t> waiter(n, kHostStream);
+    for (size_t i = 0; i < n; ++i) {
+      // Copies read a host source when launched, so the host waits for it.
+      const bool reads_host_at_launch =
+          steps[i].kind == StepKind::kCopy && plan_->slots[steps[i].inputs[0]].memory == 0;
+      const size_t c = reads_host_at_launch ? kHostStream : steps[i].stream;
+      std::vector<int> latest(nstreams, -1);
+      for (SlotId s : slots_read(steps[i])) {
+        const int p = producer[s];
+        if (p < 0) continue;
+        const size_t q = steps[p].stream;
+        if (q != kHostStream && q != c) latest[q] = std::max(latest[q], p);
+      }
+      waiter[i] = c;
+      for (size_t q = 0; q < nstreams; ++q) {
+        if (latest[q] < 0 || waited[c][q] >= latest[q]) continue;
+        waited[c][q] = latest[q];
+        waits[i].push_back(latest[q]);
+        if (event_after[latest[q]] < 0) {
+          event_after[latest[q]] = static_cast<int>(plan_->events.size());
+          plan_->events.push_back(q);
+        }
+      }
+      for (SlotId s : steps[i].outputs)
+        if (s != kNoSlot) producer[s] = static_cast<int>(i);
+    }
+    std::vector<std::string> labels;
+    for (const Step& st : steps) labels.push_back(st.label);
+    std::vector<Step> ordered;
+    std::vector<size_t> new_index(n);
+    for (size_t i = 0; i < n; ++i) {
+      for (int p : waits[i]) {
+        Step w;
+        w.kind = StepKind::kWait;
+        w.stream = waiter[i];
+        w.event = event_after[p];
+        w.label = "event " + std::to_string(w.event) + " (after " + labels[p] + ")";
+        ordered.push_back(std::move(w));
+      }
+      new_index[i] = ordered.size();
+      ordered.push_back(std::move(steps[i]));
+      if (event_after[i] >= 0) {
+        Step r;
+        r.kind = StepKind::kRecord;
+        r.stream = ordered.back().stream;
+        r.ep = ordered.back().ep;
+        r.event = event_after[i];
+        r.label = "event " + std::to_string(r.event);
+        ordered.push_back(std::move(r));
+      }
+    }
+    Step barrier;
+    barrier.kind = StepKind::kBarrier;
+    barrier.label = "wait for every stream";
+    ordered.push_back(std::move(barrier));
+    steps = std::move(ordered);
+    for (auto& [step, slot] : extra_reads_) step = new_index[step];
+  }
+
+  // A buffer in memory that several streams touch, read on an asynchronous
+  // stream, stays reserved until the host knows the read is done (a host
+  // wait for a later point of that stream, or the barrier): otherwise a step
+  // elsewhere could reuse bytes the stream has yet to read. Copies read host
+  // sources when launched (LOOM_DataTransfer_Copy_Args), so they are exempt
+  // for host memory.
+  void extend_async_reads(std::vector<int>& last_use) const {
+    const std::vector<Step>& steps = plan_->steps;
+    if (plan_->streams.size() == 1) return;
+    std::vector<std::set<size_t>> touching(plan_->memories.size());
+    for (const Step& st : steps) {
+      for (SlotId s : slots_read(st)) touching[plan_->slots[s].memory].insert(st.stream);
+      for (SlotId s : st.outputs)
+        if (s != kNoSlot) touching[plan_->slots[s].memory].insert(st.stream);
+    }
+    std::vector<int> recorded_at(plan_->events.size(), -1);
+    for (size_t i = 0; i < steps.size(); ++i)
+      if (steps[i].kind == StepKind::kRecord) recorded_at[steps[i].event] = static_cast<int>(i);
+    auto host_knows_done = [&](size_t stream, size_t from) {
+      for (size_t j = from + 1; j < steps.size(); ++j) {
+        const Step& w = steps[j];
+        if (w.kind == StepKind::kBarrier) return static_cast<int>(j);
+        if (w.kind == StepKind::kWait && w.stream == kHostStream && plan_->events[w.event] == stream &&
+            recorded_at[w.event] > static_cast<int>(from))
+          return static_cast<int>(j);
+      }
+      return static_cast<int>(steps.size() - 1);
+    };
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step& st = steps[i];
+      if (st.stream == kHostStream) continue;
+      for (SlotId s : slots_read(st)) {
+        const size_t m = plan_->slots[s].memory;
+        if (touching[m].size() < 2 || (st.kind == StepKind::kCopy && m == 0)) continue;
+        last_use[s] = std::max(last_use[s], host_knows_done(st.stream, i));
+      }
+    }
+  }
+
   void compute_lifetimes_and_memory() {
     const size_t ns = plan_->slots.size();
     std::vector<int> producer(ns, -1), last_use(ns, -1);
@@ -329,6 +465,7 @@ class PlanBuilder {
         if (s != kNoSlot) producer[s] = static_cast<int>(i);
     }
     for (auto [step, s] : extra_reads_) last_use[s] = std::max(last_use[s], static_cast<int>(step));
+    extend_async_reads(last_use);
     for (const Step& st : plan_->steps) {
       std::set<SlotId> read(st.inputs.begin(), st.inputs.end());
       for (const auto& [name, s] : st.captures) read.insert(s);
@@ -368,6 +505,7 @@ class PlanBuilder {
   std::unordered_map<ir::NodeId, const LOOM_NodeView*> views_;
   std::vector<ir::Node*> node_order_;  // topological, computed once by group_order()
   std::vector<int> memory_owner_;  // per memory kind: EP index owning it (-1 host)
+  std::vector<size_t> stream_of_ep_;  // per EP: its stream once it has one (SIZE_MAX before)
   std::unordered_map<std::string, SlotId> value_slot_;
   std::map<std::pair<SlotId, size_t>, SlotId> copies_;
   std::vector<std::pair<size_t, SlotId>> extra_reads_;

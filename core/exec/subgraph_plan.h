@@ -13,12 +13,12 @@ namespace loom::exec {
 
 struct SubgraphPlan {
   std::unique_ptr<ExecutionPlan> plan;
-  std::unique_ptr<ArenaPool> arenas;
+  std::unique_ptr<RunResourcePool> resources;
   std::vector<std::string> formal_inputs;  // the subgraph's inputs, in order
   std::vector<std::string> captures;       // outer-scope values it reads, bound by name
 
   ~SubgraphPlan() {
-    arenas.reset();  // before the plan it refers to
+    resources.reset();  // before the plan it refers to
     plan.reset();
   }
 };

@@ -84,6 +84,8 @@ struct LOOM_KernelContext {
   // See LOOM_HostApi::kernel_release_constant_input; contexts that keep
   // every input ignore it.
   virtual void release_constant_input(uint64_t) {}
+  // See LOOM_HostApi::kernel_stream; NULL for synchronous steps.
+  virtual LOOM_Stream* stream() const { return nullptr; }
 };
 
 struct LOOM_ClaimSink {

@@ -55,9 +55,44 @@ Expected<std::unique_ptr<EpInstance>> EpInstance::create(const Provider& provide
   }
   if (LOOM_HAS_FIELD(ep, LOOM_Ep, get_data_transfer) && ep->get_data_transfer)
     e->transfer_ = ep->get_data_transfer(ep->state);
+  if (LOOM_HAS_FIELD(ep, LOOM_Ep, create_stream) && ep->create_stream) {
+    // Probe once: an EP that makes a stream runs asynchronously and must
+    // also make events, or the host could not order its work.
+    LOOM_ASSIGN_OR_RETURN(LOOM_Stream * probe, e->new_stream());
+    if (probe != nullptr) {
+      probe->release(probe);
+      e->async_ = true;
+      LOOM_ASSIGN_OR_RETURN(LOOM_Event * event, e->new_event());
+      event->release(event);
+    }
+  }
   if (!e->uses_host_memory() && (e->allocator_ == nullptr || e->transfer_ == nullptr))
     return fail("provider '" + provider.name + "' uses memory '" + memory_name(e->memory_) +
                 "' but provides no allocator or data transfer for it");
+  return e;
+}
+
+Expected<LOOM_Stream*> EpInstance::new_stream() const {
+  LOOM_Stream* s = ep_->create_stream(ep_->state);
+  if (s == nullptr) {
+    if (async_) return fail("provider '" + name_ + "': create_stream returned no stream");
+    return s;  // probing a synchronous EP
+  }
+  if (s->struct_size < LOOM_Stream_STRUCT_SIZE || !s->synchronize || !s->release) {
+    if (s->struct_size >= LOOM_Stream_STRUCT_SIZE && s->release) s->release(s);
+    return fail("provider '" + name_ + "': stream table is incomplete (needs synchronize and release)");
+  }
+  return s;
+}
+
+Expected<LOOM_Event*> EpInstance::new_event() const {
+  LOOM_Event* e = LOOM_HAS_FIELD(ep_, LOOM_Ep, create_event) && ep_->create_event ? ep_->create_event(ep_->state)
+                                                                                  : nullptr;
+  if (e == nullptr) return fail("provider '" + name_ + "' makes streams but no events");
+  if (e->struct_size < LOOM_Event_STRUCT_SIZE || !e->record || !e->wait || !e->synchronize || !e->release) {
+    if (e->struct_size >= LOOM_Event_STRUCT_SIZE && e->release) e->release(e);
+    return fail("provider '" + name_ + "': event table is incomplete (needs record, wait, synchronize, release)");
+  }
   return e;
 }
 

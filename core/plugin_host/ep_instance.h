@@ -31,6 +31,13 @@ class EpInstance {
   // holds it around each of the EP's steps. Shared by the instances of one
   // provider (one device library), so it serialises across sessions too.
   std::recursive_mutex* step_mutex() const { return step_mutex_.get(); }
+  // True when the EP runs asynchronously: its create_stream returned a
+  // stream when probed at creation (it must then also make events).
+  bool is_async() const { return async_; }
+  // A new stream / event of an asynchronous EP, checked for the slots the
+  // host calls; the caller releases it through its release slot.
+  Expected<LOOM_Stream*> new_stream() const;
+  Expected<LOOM_Event*> new_event() const;
 
  private:
   EpInstance() = default;
@@ -42,6 +49,7 @@ class EpInstance {
   const LOOM_Allocator* allocator_ = nullptr;
   const LOOM_DataTransfer* transfer_ = nullptr;
   std::shared_ptr<std::recursive_mutex> step_mutex_;
+  bool async_ = false;
 };
 
 }  // namespace loom::plugin_host

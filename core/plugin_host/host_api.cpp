@@ -323,6 +323,8 @@ void kernel_release_constant_input(LOOM_KernelContext* c, uint64_t i) {
   }
 }
 
+LOOM_Stream* kernel_stream(const LOOM_KernelContext* c) { return c != nullptr ? c->stream() : nullptr; }
+
 LOOM_HostApi make_table() {
   LOOM_HostApi t{};
   t.struct_size = LOOM_HostApi_STRUCT_SIZE;
@@ -397,6 +399,7 @@ LOOM_HostApi make_table() {
   t.kernel_run_subgraph = kernel_run_subgraph;
   t.decline_nodes = decline_nodes;
   t.kernel_release_constant_input = kernel_release_constant_input;
+  t.kernel_stream = kernel_stream;
   return t;
 }
 

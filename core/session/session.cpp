@@ -28,13 +28,13 @@ struct Session::Impl {
   std::vector<std::unique_ptr<plugin_host::EpInstance>> ep_storage;
   std::vector<plugin_host::EpInstance*> eps;
   std::unique_ptr<exec::ExecutionPlan> plan;  // destroyed before the EPs (declared after them)
-  std::unique_ptr<exec::ArenaPool> arenas;
+  std::unique_ptr<exec::RunResourcePool> resources;
   PlacementReport placement;
   std::vector<ValueInfo> inputs, outputs;
   std::set<std::string> required_inputs;
 
   ~Impl() {
-    arenas.reset();
+    resources.reset();
     plan.reset();
     eps.clear();
     ep_storage.clear();
@@ -178,7 +178,7 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   LOOM_ASSIGN_OR_RETURN(partition::Assignment assignment, partition::partition(pin));
   placement = assignment.report;
   LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps, plan_options({})));
-  arenas = std::make_unique<exec::ArenaPool>(*plan);
+  resources = std::make_unique<exec::RunResourcePool>(*plan, eps);
   log::logger()->debug("{}: plan\n{}", model_name, plan->to_string());
   return Status::ok();
 }
@@ -202,7 +202,7 @@ Expected<std::shared_ptr<const exec::SubgraphPlan>> Session::Impl::plan_subgraph
   sub->formal_inputs = subgraph.inputs;
   for (const std::string& c : subgraph.outer_scope_references()) sub->captures.push_back(c);
   LOOM_ASSIGN_OR_RETURN(sub->plan, exec::build_plan(subgraph, assignment, eps, plan_options(sub->captures)));
-  sub->arenas = std::make_unique<exec::ArenaPool>(*sub->plan);
+  sub->resources = std::make_unique<exec::RunResourcePool>(*sub->plan, eps);
   return std::shared_ptr<const exec::SubgraphPlan>(std::move(sub));
 }
 
@@ -302,7 +302,7 @@ Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Val
     owned.push_back(plugin_host::from_public(v));
     feeds[name] = owned.back().get();
   }
-  auto result = exec::execute(plan, impl_->eps, feeds, wanted, *impl_->arenas,
+  auto result = exec::execute(plan, impl_->eps, feeds, wanted, *impl_->resources,
                               run_options.cancel ? run_options.cancel->flag() : nullptr);
   if (!result) return result.status().with_context(context);
   std::vector<Value> out;

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "checked_memory.h"
 #include "loom/sdk.h"
 
 namespace {
@@ -32,41 +33,16 @@ std::atomic<uint64_t> g_partition_runs{0};
 std::atomic<uint64_t> g_live_allocations{0};
 
 constexpr char kMemory[] = "test_device";
-constexpr uint64_t kMagic = 0x10057e57de71ceULL;
 
 bool in_device_memory(const ConstTensor& t) {
   const LOOM_MemoryInfo* m = host().tensor_memory(t.raw());
   return m != nullptr && from_view(m->name) == kMemory;
 }
 
-// Device memory is host memory with a header, so double frees and foreign
-// pointers are caught.
 void* device_alloc(void*, uint64_t bytes, uint64_t alignment) {
-  const uint64_t header = alignment < 16 ? 16 : alignment;
-  void* raw = std::aligned_alloc(header, (bytes + header + header - 1) / header * header);
-  if (raw == nullptr) return nullptr;
-  std::memcpy(raw, &kMagic, sizeof(kMagic));
-  std::memcpy(static_cast<char*>(raw) + 8, &header, sizeof(header));
-  ++g_live_allocations;
-  return static_cast<char*>(raw) + header;
+  return loom::test_plugins::checked_alloc(bytes, alignment, g_live_allocations);
 }
-void device_free(void*, void* p) {
-  if (p == nullptr) return;
-  // The header size sits just before the user pointer's alignment block.
-  for (uint64_t header = 16; header <= 4096; header *= 2) {
-    char* raw = static_cast<char*>(p) - header;
-    uint64_t magic, h;
-    std::memcpy(&magic, raw, 8);
-    std::memcpy(&h, raw + 8, 8);
-    if (magic == kMagic && h == header) {
-      std::memset(raw, 0, 16);
-      std::free(raw);
-      --g_live_allocations;
-      return;
-    }
-  }
-  std::abort();  // not ours: a core bug the test must see
-}
+void device_free(void*, void* p) { loom::test_plugins::checked_free(p, g_live_allocations); }
 
 int32_t can_copy(void*, const LOOM_MemoryInfo* src, const LOOM_MemoryInfo* dst) {
   const std::string s(from_view(src->name)), d(from_view(dst->name));

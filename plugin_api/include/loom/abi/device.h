@@ -18,7 +18,9 @@ typedef struct LOOM_Allocator {
 #define LOOM_Allocator_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Allocator, free)
 LOOM_DECLARE_STRUCT_SIZE(LOOM_Allocator, free);
 
-/* Asynchronous in-order queue of work on a device. */
+/* Asynchronous in-order queue of work on a device, made by an EP's
+ * create_stream; the host keeps one per asynchronous EP for each run in
+ * flight and reuses it across runs. */
 typedef struct LOOM_Stream {
   uint64_t struct_size;
   const LOOM_Extension* ext;
@@ -30,7 +32,11 @@ typedef struct LOOM_Stream {
 #define LOOM_Stream_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Stream, release)
 LOOM_DECLARE_STRUCT_SIZE(LOOM_Stream, release);
 
-/* A marker in a stream that other streams (or the host) can wait on. */
+/* A marker in a stream that other streams (or the host) can wait on. The
+ * host records an event once per run at most and reuses it in later runs:
+ * record re-arms it. record, wait and synchronize are called by one thread at
+ * a time per event; synchronize after a record blocks until the stream has
+ * reached the record point. */
 typedef struct LOOM_Event {
   uint64_t struct_size;
   const LOOM_Extension* ext;
@@ -54,7 +60,11 @@ typedef struct LOOM_DataTransfer_Copy_Args {
   void* dst;
   uint64_t bytes;
   /* Stream to order the copy on, or NULL for a copy that is complete when
-   * the call returns. */
+   * the call returns. With a stream, the copy runs after the work queued on
+   * it so far and is complete when the stream reaches it: a host source may
+   * be reused as soon as the call returns (the routine stages it if it must),
+   * a host destination is written later (the host waits on an event before
+   * reading it). */
   LOOM_Stream* stream;
 } LOOM_DataTransfer_Copy_Args;
 #define LOOM_DataTransfer_Copy_Args_STRUCT_SIZE \

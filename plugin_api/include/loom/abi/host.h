@@ -19,6 +19,7 @@ typedef struct LOOM_NodeView LOOM_NodeView;   /* read-only node */
 typedef struct LOOM_Tensor LOOM_Tensor;       /* tensor (dtype, dims, data) */
 typedef struct LOOM_KernelContext LOOM_KernelContext; /* one compute call */
 typedef struct LOOM_ClaimSink LOOM_ClaimSink; /* collects capability claims */
+typedef struct LOOM_Stream LOOM_Stream;       /* defined in device.h */
 /* A runtime value: a tensor, a sequence of tensors, or nothing (an empty
  * optional). Values made by value_create_* are owned by the caller until
  * handed on (kernel_set_output, value_sequence_append) or released. */
@@ -215,8 +216,18 @@ typedef struct LOOM_HostApi {
    * before is no longer valid), in later calls too, whatever the shapes. Ignored for inputs that are not constants, for constants
    * other steps read, and by hosts that keep every initializer. */
   void (*kernel_release_constant_input)(LOOM_KernelContext* ctx, uint64_t index);
+
+  /* --- asynchronous execution (hot path; check LOOM_HAS_FIELD) ---
+   * The stream (made by the EP's create_stream) this step is launched on, or
+   * NULL when the EP runs synchronously. An asynchronous kernel or compiled
+   * partition allocates its outputs (shapes must be known at launch), queues
+   * the work that fills them on this stream and returns; the host orders
+   * consumers on other streams (and the host) with the EP's events. Input
+   * data stays valid until the queued work has run. Lives until compute
+   * returns (the host may hand the same stream to later steps). */
+  LOOM_Stream* (*kernel_stream)(const LOOM_KernelContext* ctx);
 } LOOM_HostApi;
-#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_release_constant_input)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_release_constant_input);
+#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_stream)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_stream);
 
 #endif /* LOOM_ABI_HOST_H */

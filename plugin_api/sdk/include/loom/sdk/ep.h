@@ -64,6 +64,11 @@ class Ep {
   // False when the EP's kernels / partitions must not run concurrently: the
   // host then runs one of its steps at a time (LOOM_EP_FLAG_NO_CONCURRENT_RUNS).
   virtual bool supports_concurrent_runs() const { return true; }
+  // Asynchronous EPs return a new stream / event (owned by the host, which
+  // releases them through their release slot); NULL means the EP runs
+  // synchronously (a throw reads as NULL).
+  virtual LOOM_Stream* create_stream() { return nullptr; }
+  virtual LOOM_Event* create_event() { return nullptr; }
 
   // The C table for this EP; filled once.
   LOOM_Ep* table() {
@@ -74,6 +79,20 @@ class Ep {
     table_.compile = &compile_thunk;
     table_.get_allocator = &allocator_thunk;
     table_.get_data_transfer = &data_transfer_thunk;
+    table_.create_stream = [](void* s) noexcept -> LOOM_Stream* {
+      try {
+        return from(s)->create_stream();
+      } catch (...) {
+        return nullptr;
+      }
+    };
+    table_.create_event = [](void* s) noexcept -> LOOM_Event* {
+      try {
+        return from(s)->create_event();
+      } catch (...) {
+        return nullptr;
+      }
+    };
     table_.flags = supports_concurrent_runs() ? 0 : LOOM_EP_FLAG_NO_CONCURRENT_RUNS;
     return &table_;
   }

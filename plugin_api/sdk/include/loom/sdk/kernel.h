@@ -64,6 +64,13 @@ class KernelContext {
     host().kernel_release_constant_input(ctx_, i);
     return true;
   }
+  // The stream this step is launched on (LOOM_HostApi::kernel_stream): an
+  // asynchronous EP queues its work there. NULL for synchronous steps and
+  // on hosts older than the call.
+  LOOM_Stream* stream() const {
+    if (!LOOM_HAS_FIELD(&host(), LOOM_HostApi, kernel_stream)) return nullptr;
+    return host().kernel_stream(ctx_);
+  }
   // Sets output i to a value (sequences and empty optionals go this way).
   void set_output(size_t i, OwnedValue value) const {
     throw_if_error(host().kernel_set_output(ctx_, i, value.release()));

@@ -1,0 +1,345 @@
+// Test plugin with asynchronous EPs, built on the SDK, so that streams,
+// events and copies on streams are exercised without a GPU:
+//  - "test_async": a device whose memory kind "test_async" is marked not
+//    host-accessible (host memory behind checked headers), a data transfer
+//    that queues copies on streams, and streams that run queued work on a
+//    worker thread after a latency, so kernels complete well after they are
+//    launched. Kernels: Relu, Add, Mul (float, equal shapes).
+//  - "test_async_host" and "test_async_host_b": the same stream machinery on
+//    host memory, so work on one asynchronous stream can feed another without
+//    the host waiting.
+// Option "ops" (comma list, e.g. "Relu,Mul") limits the kernels an EP
+// offers, so tests can place each node where they want; "latency_us" sets
+// the delay before each queued job (default 200).
+// Exported counters let tests see launches that returned before their work
+// ran, host-side waits (stream and event synchronizations), stream-side
+// waits, copies and live device allocations.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "checked_memory.h"
+#include "loom/sdk.h"
+
+namespace {
+
+using namespace loom::sdk;
+
+std::atomic<uint64_t> g_launched_early{0};     // launches that returned before their work ran
+std::atomic<uint64_t> g_stream_host_syncs{0};  // LOOM_Stream.synchronize calls
+std::atomic<uint64_t> g_event_host_syncs{0};   // LOOM_Event.synchronize calls
+std::atomic<uint64_t> g_event_stream_waits{0};  // LOOM_Event.wait calls
+std::atomic<uint64_t> g_copies{0};
+std::atomic<uint64_t> g_live_allocations{0};
+std::atomic<int> g_live_streams{0};
+
+constexpr char kDeviceMemory[] = "test_async";
+constexpr char kHostMemory[] = "cpu";
+
+// An in-order queue run by one worker thread; each job starts after
+// `latency`, like work on a busy device.
+class WorkQueue {
+ public:
+  explicit WorkQueue(std::chrono::microseconds latency) : latency_(latency), worker_([this] { loop(); }) {
+    ++g_live_streams;
+  }
+  ~WorkQueue() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+    --g_live_streams;
+  }
+  void push(std::function<void()> job) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_all();
+  }
+  void synchronize() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_cv_.wait(lock, [this] { return jobs_.empty() && !busy_; });
+  }
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping and drained
+      std::function<void()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      std::this_thread::sleep_for(latency_);
+      job();
+      lock.lock();
+      busy_ = false;
+      if (jobs_.empty()) idle_cv_.notify_all();
+    }
+  }
+  std::chrono::microseconds latency_;
+  std::mutex mutex_;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool busy_ = false, stopping_ = false;
+  std::thread worker_;  // last: starts after the members it uses
+};
+
+WorkQueue& queue_of(LOOM_Stream* s) { return *static_cast<WorkQueue*>(s->state); }
+
+LOOM_Stream* new_stream(std::chrono::microseconds latency) {
+  auto* s = new LOOM_Stream{};
+  s->struct_size = LOOM_Stream_STRUCT_SIZE;
+  s->state = new WorkQueue(latency);
+  s->synchronize = [](void* q) noexcept -> LOOM_Status* {
+    ++g_stream_host_syncs;
+    static_cast<WorkQueue*>(q)->synchronize();
+    return nullptr;
+  };
+  s->release = [](LOOM_Stream* self) noexcept {
+    delete static_cast<WorkQueue*>(self->state);
+    delete self;
+  };
+  return s;
+}
+
+// Fires when the stream it was recorded on reaches the record point; a
+// re-record re-arms it (generation counting).
+struct EventState {
+  std::mutex mutex;
+  std::condition_variable cv;
+  uint64_t recorded = 0, fired = 0;
+  void wait_for(uint64_t generation) {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return fired >= generation; });
+  }
+};
+
+LOOM_Event* new_event() {
+  auto* e = new LOOM_Event{};
+  e->struct_size = LOOM_Event_STRUCT_SIZE;
+  e->state = new EventState;
+  e->record = [](void* st, LOOM_Stream* stream) noexcept -> LOOM_Status* {
+    if (stream == nullptr) return make_status(LOOM_STATUS_INVALID_ARGUMENT, "test_async: record on no stream");
+    auto* ev = static_cast<EventState*>(st);
+    uint64_t generation;
+    {
+      std::lock_guard<std::mutex> lock(ev->mutex);
+      generation = ++ev->recorded;
+    }
+    queue_of(stream).push([ev, generation] {
+      {
+        std::lock_guard<std::mutex> lock(ev->mutex);
+        if (ev->fired < generation) ev->fired = generation;
+      }
+      ev->cv.notify_all();
+    });
+    return nullptr;
+  };
+  e->wait = [](void* st, LOOM_Stream* stream) noexcept -> LOOM_Status* {
+    if (stream == nullptr) return make_status(LOOM_STATUS_INVALID_ARGUMENT, "test_async: wait on no stream");
+    ++g_event_stream_waits;
+    auto* ev = static_cast<EventState*>(st);
+    uint64_t generation;
+    {
+      std::lock_guard<std::mutex> lock(ev->mutex);
+      generation = ev->recorded;
+    }
+    // The waiting stream's worker blocks; the host does not.
+    queue_of(stream).push([ev, generation] { ev->wait_for(generation); });
+    return nullptr;
+  };
+  e->synchronize = [](void* st) noexcept -> LOOM_Status* {
+    ++g_event_host_syncs;
+    auto* ev = static_cast<EventState*>(st);
+    uint64_t generation;
+    {
+      std::lock_guard<std::mutex> lock(ev->mutex);
+      generation = ev->recorded;
+    }
+    ev->wait_for(generation);
+    return nullptr;
+  };
+  e->release = [](LOOM_Event* self) noexcept {
+    delete static_cast<EventState*>(self->state);
+    delete self;
+  };
+  return e;
+}
+
+// Queues `job` on the step's stream (or runs it now without one) and counts
+// launches that return before their work has run.
+void launch(KernelContext& ctx, std::function<void()> job) {
+  LOOM_Stream* stream = ctx.stream();
+  if (stream == nullptr) {
+    job();
+    return;
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  queue_of(stream).push([job = std::move(job), done] {
+    job();
+    done->store(true);
+  });
+  if (!done->load()) ++g_launched_early;
+}
+
+void check_memory(const ConstTensor& t, const char* memory, const char* op) {
+  const LOOM_MemoryInfo* m = host().tensor_memory(t.raw());
+  LOOM_SDK_ENFORCE(m != nullptr && from_view(m->name) == memory,
+                   std::string("test_async ") + op + ": a tensor is not in " + memory + " memory");
+}
+
+template <const char* kMemory>
+void relu(KernelContext& ctx) {
+  ConstTensor x = ctx.required_input(0);
+  check_memory(x, kMemory, "Relu");
+  Tensor y = ctx.output(0, x.shape(), LOOM_DTYPE_FLOAT);
+  check_memory(y, kMemory, "Relu");
+  const float* in = x.data<float>();
+  float* out = y.mutable_data<float>();
+  const size_t n = x.size();
+  launch(ctx, [in, out, n] {
+    for (size_t i = 0; i < n; ++i) out[i] = in[i] > 0 ? in[i] : 0;
+  });
+}
+
+template <const char* kMemory, bool kMul>
+void binary(KernelContext& ctx) {
+  ConstTensor a = ctx.required_input(0), b = ctx.required_input(1);
+  const char* op = kMul ? "Mul" : "Add";
+  check_memory(a, kMemory, op);
+  check_memory(b, kMemory, op);
+  LOOM_SDK_ENFORCE(a.shape() == b.shape(), std::string("test_async ") + op + ": only equal shapes");
+  Tensor y = ctx.output(0, a.shape(), LOOM_DTYPE_FLOAT);
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  float* out = y.mutable_data<float>();
+  const size_t n = a.size();
+  launch(ctx, [pa, pb, out, n] {
+    for (size_t i = 0; i < n; ++i) out[i] = kMul ? pa[i] * pb[i] : pa[i] + pb[i];
+  });
+}
+
+int32_t can_copy(void*, const LOOM_MemoryInfo* src, const LOOM_MemoryInfo* dst) {
+  const std::string s(from_view(src->name)), d(from_view(dst->name));
+  return (s == kHostMemory || s == kDeviceMemory) && (d == kHostMemory || d == kDeviceMemory) && s != d;
+}
+
+// On a stream a host source is staged now (the caller may reuse it once this
+// returns); the copy itself runs when the stream reaches it.
+LOOM_Status* copy(void* state, const LOOM_DataTransfer_Copy_Args* a) {
+  if (!can_copy(state, a->src_memory, a->dst_memory))
+    return make_status(LOOM_STATUS_INVALID_ARGUMENT, "test_async: cannot copy between these memories");
+  ++g_copies;
+  void* dst = a->dst;
+  const uint64_t bytes = a->bytes;
+  if (a->stream == nullptr) {
+    std::memcpy(dst, a->src, bytes);
+    return nullptr;
+  }
+  if (from_view(a->src_memory->name) == kHostMemory) {
+    auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(a->src),
+                                                      static_cast<const char*>(a->src) + bytes);
+    queue_of(a->stream).push([dst, staged] { std::memcpy(dst, staged->data(), staged->size()); });
+  } else {
+    const void* src = a->src;
+    queue_of(a->stream).push([dst, src, bytes] { std::memcpy(dst, src, bytes); });
+  }
+  return nullptr;
+}
+
+template <const char* kMemory>
+KernelRegistry async_kernels(const std::string& ops) {
+  auto offered = [&](const std::string& op) { return ops.empty() || ("," + ops + ",").find("," + op + ",") != std::string::npos; };
+  KernelRegistry k;
+  const std::vector<TypeConstraintSpec> f = {{"T", {LOOM_DTYPE_FLOAT}}};
+  if (offered("Relu")) k.add("", "Relu", 6, LOOM_OPSET_OPEN_END, relu<kMemory>, f);
+  if (offered("Add")) k.add("", "Add", 7, LOOM_OPSET_OPEN_END, binary<kMemory, false>, f);
+  if (offered("Mul")) k.add("", "Mul", 7, LOOM_OPSET_OPEN_END, binary<kMemory, true>, f);
+  return k;
+}
+
+std::string option(const Options& options, const std::string& key, const std::string& fallback) {
+  for (const auto& [k, value] : options)
+    if (k == key) return value;
+  return fallback;
+}
+
+class AsyncEp : public Ep {
+ public:
+  AsyncEp(bool device_memory, const Options& options)
+      : device_memory_(device_memory),
+        latency_(std::stoll(option(options, "latency_us", "200"))),
+        kernels_(device_memory ? async_kernels<kDeviceMemory>(option(options, "ops", ""))
+                               : async_kernels<kHostMemory>(option(options, "ops", ""))) {
+    allocator_.struct_size = LOOM_Allocator_STRUCT_SIZE;
+    allocator_.memory = &memory_;
+    allocator_.alloc = [](void*, uint64_t bytes, uint64_t alignment) noexcept {
+      return loom::test_plugins::checked_alloc(bytes, alignment, g_live_allocations);
+    };
+    allocator_.free = [](void*, void* p) noexcept { loom::test_plugins::checked_free(p, g_live_allocations); };
+    transfer_.struct_size = LOOM_DataTransfer_STRUCT_SIZE;
+    transfer_.can_copy = can_copy;
+    transfer_.copy = copy;
+  }
+  const KernelRegistry* kernels() const override { return &kernels_; }
+  const LOOM_Allocator* allocator() const override { return device_memory_ ? &allocator_ : nullptr; }
+  const LOOM_DataTransfer* data_transfer() const override { return device_memory_ ? &transfer_ : nullptr; }
+  LOOM_Stream* create_stream() override { return new_stream(latency_); }
+  LOOM_Event* create_event() override { return new_event(); }
+
+ private:
+  bool device_memory_;
+  std::chrono::microseconds latency_;
+  KernelRegistry kernels_;
+  LOOM_MemoryInfo memory_{LOOM_MemoryInfo_STRUCT_SIZE, nullptr, {kDeviceMemory, sizeof(kDeviceMemory) - 1}, 0, 0};
+  LOOM_Allocator allocator_{};
+  LOOM_DataTransfer transfer_{};
+};
+
+class AsyncFactory : public EpFactory {
+ public:
+  AsyncFactory(const char* name, bool device_memory) : EpFactory(name), device_memory_(device_memory) {}
+  std::vector<DeviceSpec> devices() override {
+    if (device_memory_) return {DeviceSpec{"test async device", kDeviceMemory, 0, false}};
+    return {DeviceSpec{"test async host worker"}};
+  }
+  std::unique_ptr<Ep> create_ep(size_t, const Options& options) override {
+    return std::make_unique<AsyncEp>(device_memory_, options);
+  }
+
+ private:
+  bool device_memory_;
+};
+
+std::unique_ptr<Plugin> create_plugin() {
+  auto p = std::make_unique<Plugin>();
+  p->add_factory(std::make_unique<AsyncFactory>("test_async", true));
+  p->add_factory(std::make_unique<AsyncFactory>("test_async_host", false));
+  p->add_factory(std::make_unique<AsyncFactory>("test_async_host_b", false));
+  return p;
+}
+
+}  // namespace
+
+LOOM_SDK_DEFINE_PLUGIN("test_async_ep", "0.1.0", create_plugin)
+
+LOOM_EXPORT uint64_t loom_test_async_launched_early() { return g_launched_early.load(); }
+LOOM_EXPORT uint64_t loom_test_async_stream_host_syncs() { return g_stream_host_syncs.load(); }
+LOOM_EXPORT uint64_t loom_test_async_event_host_syncs() { return g_event_host_syncs.load(); }
+LOOM_EXPORT uint64_t loom_test_async_event_stream_waits() { return g_event_stream_waits.load(); }
+LOOM_EXPORT uint64_t loom_test_async_copies() { return g_copies.load(); }
+LOOM_EXPORT uint64_t loom_test_async_live_allocations() { return g_live_allocations.load(); }
+LOOM_EXPORT int loom_test_async_live_streams() { return g_live_streams.load(); }
