@@ -1,0 +1,365 @@
+#include "exec/run_state.h"
+
+#include <algorithm>
+
+#include "exec/executor.h"
+#include "exec/subgraph_plan.h"
+#include "memory/memory_planner.h"
+
+namespace loom::exec {
+namespace {
+
+class KernelContext final : public LOOM_KernelContext {
+ public:
+  KernelContext(RunState& run, const Step& step) : run_(run), step_(step), scratch_(step.outputs.size()) {}
+  ~KernelContext() {
+    for (RuntimeValue& v : scratch_) run_.drop(v);
+  }
+
+  uint64_t input_count() const override { return step_.inputs.size(); }
+  const LOOM_Tensor* input(uint64_t i) const override {
+    const LOOM_Value* v = input_value(i);
+    return v && v->kind == LOOM_VALUE_TENSOR ? &v->tensor : nullptr;
+  }
+  const LOOM_Value* input_value(uint64_t i) const override {
+    if (i >= step_.inputs.size() || step_.inputs[i] == kNoSlot) return nullptr;
+    return run_.value_of(step_.inputs[i]);
+  }
+  uint64_t output_count() const override { return step_.outputs.size(); }
+  LOOM_Tensor* output(uint64_t i, int32_t dtype, const int64_t* dims, uint64_t rank) override {
+    if (i >= step_.outputs.size()) {
+      error_ = "output index " + std::to_string(i) + " out of range";
+      return nullptr;
+    }
+    const SlotId s = step_.outputs[i];
+    if (dtype == LOOM_DTYPE_UNDEFINED && (s == kNoSlot || run_.static_dtype(s) == LOOM_DTYPE_UNDEFINED))
+      dtype = schema_dtype(i);
+    return run_.allocate(s, slot_value(i), dtype, dims, rank, &error_);
+  }
+  Status set_output(uint64_t i, std::unique_ptr<LOOM_Value> value) override {
+    if (i >= step_.outputs.size()) return invalid_argument("output index " + std::to_string(i) + " out of range");
+    return run_.set(step_.outputs[i], slot_value(i), std::move(value));
+  }
+  const LOOM_NodeView* node() const override { return step_.node_view; }
+  void release_constant_input(uint64_t i) override {
+    if (i < step_.inputs.size()) run_.release_constant(step_.inputs[i]);
+  }
+  LOOM_Stream* stream() const override { return run_.stream(step_.stream); }
+
+  Status run_subgraph(const std::string& attr, const LOOM_Value* const* inputs, uint64_t input_count,
+                      LOOM_Value** outputs, uint64_t output_count) override {
+    auto it = step_.subgraphs.find(attr);
+    if (it == step_.subgraphs.end()) return not_found(step_.label + " has no subgraph attribute '" + attr + "'");
+    const SubgraphPlan& sub = *it->second;
+    if (input_count != sub.formal_inputs.size())
+      return invalid_argument(step_.label + ": subgraph '" + attr + "' takes " +
+                              std::to_string(sub.formal_inputs.size()) + " inputs, got " + std::to_string(input_count));
+    std::map<std::string, const LOOM_Value*> feeds;
+    for (size_t k = 0; k < input_count; ++k) feeds[sub.formal_inputs[k]] = inputs[k];
+    for (const std::string& c : sub.captures) {
+      auto slot = step_.captures.find(c);
+      const LOOM_Value* v = slot == step_.captures.end() ? nullptr : run_.value_of(slot->second);
+      if (v == nullptr) return fail(step_.label + ": outer value '" + c + "' is not available to subgraph '" + attr + "'");
+      feeds[c] = v;
+    }
+    LOOM_ASSIGN_OR_RETURN(std::vector<ValuePtr> result,
+                          execute(*sub.plan, run_.eps(), feeds, sub.plan->outputs, *sub.resources, run_.cancel()));
+    if (result.size() != output_count)
+      return invalid_argument(step_.label + ": subgraph '" + attr + "' has " + std::to_string(result.size()) +
+                              " outputs, the kernel asked for " + std::to_string(output_count));
+    for (size_t k = 0; k < output_count; ++k) outputs[k] = result[k].release();
+    return Status::ok();
+  }
+
+  const std::string& error() const { return error_; }
+
+ private:
+  int32_t schema_dtype(uint64_t i) const {
+    if (i >= step_.output_types.size()) return LOOM_DTYPE_UNDEFINED;
+    const Step::OutputTypeRule& r = step_.output_types[i];
+    if (r.dtype != LOOM_DTYPE_UNDEFINED) return r.dtype;
+    const LOOM_Tensor* in = r.same_as_input >= 0 ? input(static_cast<uint64_t>(r.same_as_input)) : nullptr;
+    return in ? in->dtype : LOOM_DTYPE_UNDEFINED;
+  }
+  RuntimeValue& slot_value(uint64_t i) {
+    const SlotId s = step_.outputs[i];
+    // Unnamed outputs still get storage so kernels need not special-case them.
+    return s == kNoSlot ? scratch_[i] : run_.values()[s];
+  }
+  RunState& run_;
+  const Step& step_;
+  std::vector<RuntimeValue> scratch_;
+  std::string error_;
+};
+
+}  // namespace
+
+RunState::RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
+                   RunResources& resources, const std::atomic<bool>* cancel, bool parallel)
+    : plan_(plan),
+      eps_(eps),
+      arenas_(resources.arenas),
+      resources_(resources),
+      cancel_(cancel),
+      values_(plan.slots.size()),
+      parallel_(parallel) {
+  if (!parallel_) return;
+  readers_left_ = std::make_unique<std::atomic<int>[]>(plan.slots.size());
+  for (size_t s = 0; s < plan.slots.size(); ++s) readers_left_[s].store(plan.slots[s].readers);
+}
+
+void RunState::drop(RuntimeValue& rv) {
+  if (rv.device != nullptr && resources_.streams.size() > 1) {
+    std::lock_guard<std::mutex> lock(deferred_mutex_);
+    deferred_.emplace_back(rv.allocator, rv.device);
+    rv.device = nullptr;
+  }
+  rv.reset();
+}
+
+// A value read on an asynchronous stream may still be in use when its last
+// reader's launch returns; with several streams, parallel runs keep every
+// value until the run ends rather than track when the host knows.
+void RunState::finish_step(const Step& step) {
+  if (!parallel_ || resources_.streams.size() > 1) return;
+  std::vector<SlotId> read(step.inputs.begin(), step.inputs.end());
+  for (const auto& [name, s] : step.captures) read.push_back(s);
+  std::sort(read.begin(), read.end());
+  read.erase(std::unique(read.begin(), read.end()), read.end());
+  for (SlotId s : read) {
+    if (s == kNoSlot || plan_.slots[s].kind != SlotKind::kIntermediate) continue;
+    if (readers_left_[s].fetch_sub(1) == 1) drop(values_[s]);
+  }
+}
+
+void RunState::bind(const std::map<std::string, const LOOM_Value*>& inputs) {
+    {
+      std::lock_guard<std::mutex> lock(plan_.constants_mutex);
+      for (size_t s = 0; s < plan_.slots.size(); ++s) {
+        if (plan_.slots[s].kind != SlotKind::kConstant) continue;
+        RuntimeValue& rv = values_[s];
+        auto released = plan_.released_constants.find(static_cast<SlotId>(s));
+        if (released == plan_.released_constants.end()) {
+          rv.v = std::move(*plugin_host::tensor_value(*plan_.slots[s].constant));
+        } else {
+          // Dtype and dims only: the step that reads it keeps its own copy.
+          rv.v = LOOM_Value{};
+          rv.v.kind = LOOM_VALUE_TENSOR;
+          rv.v.tensor.dtype = static_cast<int32_t>(released->second.first);
+          rv.v.tensor.dims = released->second.second;
+          auto count = checked_element_count(released->second.second);
+          rv.v.tensor.count = count ? static_cast<uint64_t>(*count) : 0;
+          rv.v.tensor.memory = &plan_.memories[0].info;
+        }
+        rv.ready = true;
+      }
+    }
+    for (const auto& [name, slot] : plan_.inputs) {
+      auto it = inputs.find(name);
+      if (it == inputs.end() || it->second == nullptr) continue;
+      RuntimeValue& rv = values_[slot];
+      rv.reset();
+      rv.borrowed = it->second;
+      rv.ready = true;
+    }
+  }
+
+LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, const int64_t* dims, uint64_t rank,
+                        std::string* why) {
+    if (rv.ready) {
+      *why = "output allocated twice";
+      return nullptr;
+    }
+    const Slot* s = slot == kNoSlot ? nullptr : &plan_.slots[slot];
+    if (dtype == LOOM_DTYPE_UNDEFINED && s != nullptr) dtype = static_cast<int32_t>(s->type.dtype);
+    if (dtype == LOOM_DTYPE_UNDEFINED) {
+      *why = "element type unknown (the kernel must name it)";
+      return nullptr;
+    }
+    Dims d(dims, dims + rank);
+    auto count = checked_element_count(d);
+    if (!count) {
+      *why = count.status().message();
+      return nullptr;
+    }
+    const DType t = static_cast<DType>(dtype);
+    const size_t memory = s ? s->memory : 0;
+    LOOM_Value& v = rv.v;
+    v.kind = LOOM_VALUE_TENSOR;
+    v.tensor.dtype = dtype;
+    v.tensor.dims = d;
+    v.tensor.count = static_cast<uint64_t>(*count);
+    v.tensor.memory = &plan_.memories[memory].info;
+    if (t == DType::kString) {
+      v.owned = Tensor::from_strings(d, std::vector<std::string>(static_cast<size_t>(*count)));
+      v.tensor.strings = &v.owned.mutable_strings();
+    } else {
+      const size_t esize = dtype_size(t);
+      if (esize == 0) {
+        *why = "unsupported element type " + dtype_name(t);
+        return nullptr;
+      }
+      const int64_t bytes = *count * static_cast<int64_t>(esize);
+      if (!parallel_ && s && s->kind == SlotKind::kIntermediate && s->planned_offset >= 0 &&
+          bytes <= s->planned_bytes && arenas_[memory] != nullptr) {
+        v.tensor.data = static_cast<char*>(arenas_[memory]) + s->planned_offset;
+      } else if (memory == 0) {
+        auto tensor = Tensor::zeros(t, d);
+        if (!tensor) {
+          *why = tensor.status().message();
+          return nullptr;
+        }
+        v.owned = std::move(*tensor);
+        v.tensor.data = v.owned.mutable_data();
+      } else {
+        const LOOM_Allocator* a = plan_.memories[memory].allocator;
+        rv.device = bytes ? a->alloc(a->state, static_cast<uint64_t>(bytes), memory::kBufferAlignment) : nullptr;
+        if (bytes && rv.device == nullptr) {
+          *why = "allocator of " + plugin_host::memory_name(plan_.memories[memory].info) + " failed for " +
+                 std::to_string(bytes) + " bytes";
+          return nullptr;
+        }
+        rv.allocator = a;
+        v.tensor.data = rv.device;
+      }
+    }
+    rv.ready = true;
+    return &v.tensor;
+  }
+
+Status RunState::set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value) {
+    if (rv.ready) return invalid_argument("output set twice");
+    if (slot != kNoSlot && plan_.slots[slot].memory != 0)
+      return not_implemented("values set whole must live in host memory, not '" +
+                             plugin_host::memory_name(plan_.memories[plan_.slots[slot].memory].info) + "'");
+    rv.v = std::move(*value);
+    rv.ready = true;
+    return Status::ok();
+  }
+
+void RunState::release_constant(SlotId slot) {
+    if (slot == kNoSlot) return;
+    const Slot& s = plan_.slots[slot];
+    if (s.kind != SlotKind::kConstant || s.readers != 1 || s.constant == nullptr) return;
+    for (const auto& [name, in] : plan_.inputs)
+      if (in == slot) return;
+    {
+      std::lock_guard<std::mutex> lock(plan_.constants_mutex);
+      if (plan_.released_constants.count(slot)) return;
+      plan_.released_constants[slot] = {s.constant->dtype(), s.constant->dims()};
+      // The session's graph owns the initializer (the plan borrows it): an
+      // empty Tensor there frees the bytes once runs let go of them.
+      const_cast<Tensor&>(*s.constant) = Tensor();
+    }
+    // This run lets go now (so packing weight after weight never holds them
+    // all twice); runs in flight elsewhere let go when they end.
+    RuntimeValue& rv = values_[slot];
+    rv.v.owned = Tensor();
+    rv.v.tensor.data = nullptr;
+  }
+
+Expected<ValuePtr> RunState::take_output(SlotId slot) {
+    RuntimeValue& rv = values_[slot];
+    if (!rv.ready) return fail("output '" + plan_.slots[slot].name + "' was not produced");
+    const LOOM_Value& v = *rv.value();
+    // Tensors whose storage is a host Tensor are shared; the rest is copied
+    // (arena buffers are reused by the next run).
+    if (v.kind == LOOM_VALUE_TENSOR && v.owned.dtype() != DType::kUndefined &&
+        (v.tensor.strings != nullptr || v.owned.data() == v.tensor.data))
+      return plugin_host::tensor_value(v.owned);
+    return plugin_host::clone_value(v);
+  }
+
+Status RunState::run_copy(const Step& step) {
+  const LOOM_Value& src = *values_[step.inputs[0]].value();
+  if (src.kind != LOOM_VALUE_TENSOR) return not_implemented(step.label + ": only tensors can move between memories");
+  RuntimeValue& dst = values_[step.outputs[0]];
+  std::string why;
+  if (!allocate(step.outputs[0], dst, src.tensor.dtype, src.tensor.dims.data(), src.tensor.dims.size(), &why))
+    return fail(step.label + ": " + why);
+  const uint64_t bytes = src.tensor.count * dtype_size(static_cast<DType>(src.tensor.dtype));
+  if (bytes == 0) return Status::ok();
+  const LOOM_DataTransfer* t = eps_[step.ep]->data_transfer();
+  LOOM_DataTransfer_Copy_Args args{};
+  args.struct_size = LOOM_DataTransfer_Copy_Args_STRUCT_SIZE;
+  args.src_memory = src.tensor.memory;
+  args.src = src.tensor.data;
+  args.dst_memory = dst.v.tensor.memory;
+  args.dst = dst.v.tensor.data;
+  args.bytes = bytes;
+  args.stream = resources_.streams[step.stream];
+  Status st = plugin_host::from_abi(t->copy(t->state, &args));
+  return st.with_context(step.label + " (provider '" + eps_[step.ep]->name() + "')");
+}
+
+// Records, waits and the barrier: the plan's ordering between streams.
+Status RunState::run_sync_step(const Step& step) {
+  if (step.kind == StepKind::kBarrier) return synchronize_streams().with_context("waiting for the streams");
+  LOOM_Event* e = resources_.events[static_cast<size_t>(step.event)];
+  LOOM_Stream* s = resources_.streams[step.stream];
+  LOOM_Status* raw = nullptr;
+  if (step.kind == StepKind::kRecord) raw = e->record(e->state, s);
+  else if (s == nullptr) raw = e->synchronize(e->state);  // the host waits
+  else raw = e->wait(e->state, s);
+  return plugin_host::from_abi(raw).with_context((step.kind == StepKind::kRecord ? "recording " : "waiting for ") +
+                                                 step.label);
+}
+
+Status RunState::run_step(const Step& step) {
+  if (step.stream != kHostStream) streams_idle_ = false;
+  switch (step.kind) {
+    case StepKind::kRecord:
+    case StepKind::kWait:
+    case StepKind::kBarrier:
+      return run_sync_step(step);
+    default:
+      break;
+  }
+  for (SlotId s : step.inputs)
+    if (s != kNoSlot && !values_[s].ready)
+      return fail(step.label + ": input '" + plan_.slots[s].name + "' was not produced");
+  if (step.kind == StepKind::kCopy) {
+    LOOM_RETURN_IF_ERROR(run_copy(step));
+    if (!parallel_)
+      for (SlotId s : step.frees) drop(values_[s]);
+    return Status::ok();
+  }
+  KernelContext ctx(*this, step);
+  // EPs that declared they cannot run concurrently run one step at a time
+  // (recursive: a control-flow step of such an EP runs its body's steps).
+  std::unique_lock<std::recursive_mutex> serial;
+  if (std::recursive_mutex* m = eps_[step.ep]->step_mutex()) serial = std::unique_lock<std::recursive_mutex>(*m);
+  LOOM_Status* raw = nullptr;
+  if (step.kind == StepKind::kKernel) {
+    raw = step.def->compute(step.kernel, &ctx);
+  } else {
+    LOOM_CompiledPartition* p = step.partition;
+    void* state = nullptr;
+    if (p->create_state) {
+      LOOM_CompiledPartition_CreateState_Args a{};
+      a.struct_size = LOOM_CompiledPartition_CreateState_Args_STRUCT_SIZE;
+      Status st = plugin_host::from_abi(p->create_state(p->state, &a));
+      if (!st) return st.with_context(step.label + ": create_state");
+      state = a.run_state;
+    }
+    raw = p->compute(p->state, state, &ctx);
+    if (p->release_state) p->release_state(p->state, state);
+  }
+  Status st = plugin_host::from_abi(raw);
+  if (!st) {
+    std::string msg = st.message();
+    if (!ctx.error().empty() && msg.find(ctx.error()) == std::string::npos) msg += " (" + ctx.error() + ")";
+    return Status(st.code(), step.label + ": " + msg);
+  }
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    const SlotId s = step.outputs[i];
+    if (s != kNoSlot && !values_[s].ready && plan_.slots[s].kind == SlotKind::kGraphOutput)
+      return fail(step.label + ": did not produce graph output '" + plan_.slots[s].name + "'");
+  }
+  if (!parallel_)
+    for (SlotId s : step.frees) drop(values_[s]);
+  return Status::ok();
+}
+
+
+}  // namespace loom::exec

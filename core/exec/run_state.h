@@ -1,0 +1,134 @@
+// The state of one run of an ExecutionPlan: every slot's value, the run's
+// resources (arenas, streams, events) and how steps are carried out on them.
+// Executors (exec/executor.h) decide the order; a RunState runs one step at
+// a time per thread, and several threads at once in parallel runs.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "exec/execution_plan.h"
+#include "exec/run_resources.h"
+#include "plugin_host/abi_objects.h"
+
+namespace loom::exec {
+
+using ValuePtr = std::unique_ptr<LOOM_Value>;
+
+// Device storage a run has let go of while a stream may still use it: freed
+// once every stream is synchronized.
+using DeferredFrees = std::vector<std::pair<const LOOM_Allocator*, void*>>;
+
+// The value of one slot during a run: owned here, or borrowed from the
+// caller (graph inputs) for the length of the run.
+struct RuntimeValue {
+  LOOM_Value v;
+  const LOOM_Value* borrowed = nullptr;
+  bool ready = false;
+  void* device = nullptr;                     // device storage from an allocator
+  const LOOM_Allocator* allocator = nullptr;  // frees `device`
+
+  const LOOM_Value* value() const { return borrowed ? borrowed : &v; }
+  // With `deferred`, device storage goes there instead of being freed now.
+  void reset(DeferredFrees* deferred = nullptr) {
+    if (device != nullptr) {
+      if (deferred != nullptr) deferred->emplace_back(allocator, device);
+      else allocator->free(allocator->state, device);
+    }
+    device = nullptr;
+    v = LOOM_Value{};
+    borrowed = nullptr;
+    ready = false;
+  }
+};
+
+class RunState {
+ public:
+  // `parallel`: steps may run concurrently in any order the plan's
+  // dependencies allow, so planned arena offsets (which assume plan order)
+  // are not used and values die when their last reader is done
+  // (finish_step) instead of at the step the plan names.
+  RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps, RunResources& resources,
+           const std::atomic<bool>* cancel, bool parallel = false);
+  // Waits for every stream (queued work may still write values), then frees.
+  ~RunState() {
+    if (!streams_idle_) (void)synchronize_streams();  // nothing to report from a destructor
+    for (RuntimeValue& v : values_) v.reset();
+    free_deferred();
+  }
+  RunState(const RunState&) = delete;
+  RunState& operator=(const RunState&) = delete;
+
+  // Blocks until every stream of the run is idle; the first failure.
+  Status synchronize_streams() {
+    Status first;
+    for (LOOM_Stream* s : resources_.streams) {
+      if (s == nullptr) continue;
+      Status st = plugin_host::from_abi(s->synchronize(s->state));
+      if (!st && first.is_ok()) first = st;
+    }
+    if (first.is_ok()) {
+      free_deferred();
+      streams_idle_ = true;
+    }
+    return first;
+  }
+  // Drops a value the run no longer needs. Device storage is held until the
+  // streams are idle when some stream may still read or write it.
+  void drop(RuntimeValue& rv);
+  LOOM_Stream* stream(size_t index) const { return resources_.streams[index]; }
+  // Parallel runs: drops what `step` was the last reader of.
+  void finish_step(const Step& step);
+
+  void bind(const std::map<std::string, const LOOM_Value*>& inputs);
+
+  // Allocates a tensor for `slot` with dtype and dims; NULL plus a reason on failure.
+  LOOM_Tensor* allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, const int64_t* dims, uint64_t rank,
+                        std::string* why);
+
+  Status set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value);
+
+  Status run_step(const Step& step);
+  Status run_sync_step(const Step& step);
+  Status run_copy(const Step& step);
+
+  // Drops the session's bytes of constant `slot` when `step` is its only
+  // reader and it is not an overridable graph input (see
+  // LOOM_HostApi::kernel_release_constant_input). This run keeps its own
+  // reference until it ends.
+  void release_constant(SlotId slot);
+
+  Expected<ValuePtr> take_output(SlotId slot);
+
+  int32_t static_dtype(SlotId slot) const { return static_cast<int32_t>(plan_.slots[slot].type.dtype); }
+  const LOOM_Value* value_of(SlotId slot) const { return values_[slot].ready ? values_[slot].value() : nullptr; }
+  std::vector<RuntimeValue>& values() { return values_; }
+  const std::vector<plugin_host::EpInstance*>& eps() const { return eps_; }
+  const std::atomic<bool>* cancel() const { return cancel_; }
+
+ private:
+  void free_deferred() {
+    std::lock_guard<std::mutex> lock(deferred_mutex_);
+    for (auto [allocator, pointer] : deferred_) allocator->free(allocator->state, pointer);
+    deferred_.clear();
+  }
+
+  const ExecutionPlan& plan_;
+  const std::vector<plugin_host::EpInstance*>& eps_;
+  std::vector<void*>& arenas_;
+  RunResources& resources_;
+  const std::atomic<bool>* cancel_;
+  std::vector<RuntimeValue> values_;
+  std::mutex deferred_mutex_;
+  DeferredFrees deferred_;
+  std::atomic<bool> streams_idle_{true};  // false once work may be queued on a stream
+  const bool parallel_;
+  std::unique_ptr<std::atomic<int>[]> readers_left_;  // parallel runs: per slot
+};
+
+
+}  // namespace loom::exec
