@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/step_graph.h"
 #include "ir/graph.h"
 #include "loom/plugin_api.h"
 #include "plugin_host/ep_instance.h"
@@ -98,6 +99,7 @@ class ExecutionPlan {
   std::vector<MemoryKind> memories;  // [0] is host memory
   std::vector<StreamInfo> streams;   // [0] is the host
   std::vector<size_t> events;        // per event: the stream it is recorded on
+  StepGraph step_graph;              // dependencies, for parallel runs
   std::vector<std::pair<std::string, SlotId>> inputs;  // graph inputs (incl. overridable initializers)
   std::vector<SlotId> outputs;                          // graph outputs, in order
   std::vector<std::string> output_names;

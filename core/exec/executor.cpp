@@ -1,32 +1,116 @@
 #include "exec/executor.h"
 
 #include "exec/run_state.h"
+#include "exec/thread_pool.h"
 
 namespace loom::exec {
+namespace {
+
+Status cancelled_before(size_t step, size_t total) {
+  return Status(StatusCode::kCancelled,
+                "run cancelled before step " + std::to_string(step + 1) + " of " + std::to_string(total));
+}
+
+bool is_cancelled(const std::atomic<bool>* cancel) {
+  return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+}
+
+// A kernel that failed because a subgraph run was cancelled reports its own
+// error: the run is cancelled all the same.
+Status as_cancelled_if(const Status& status, const std::atomic<bool>* cancel) {
+  if (!status && is_cancelled(cancel) && status.code() != StatusCode::kCancelled)
+    return Status(StatusCode::kCancelled, "run cancelled: " + status.message());
+  return status;
+}
+
+Status run_in_order(const ExecutionPlan& plan, RunState& run, const std::atomic<bool>* cancel) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (is_cancelled(cancel)) return cancelled_before(i, plan.steps.size());
+    Status status = as_cancelled_if(run.run_step(plan.steps[i]), cancel);
+    if (!status) return status;
+  }
+  return Status::ok();
+}
+
+// Runs each step once all it depends on is done (plan.step_graph): ready
+// steps go to the pool, except one that the finishing thread runs itself so
+// a chain does not hop between threads. After a failure or a cancel the
+// remaining steps are skipped (but still counted, so the wait ends).
+class ParallelRun {
+ public:
+  ParallelRun(const ExecutionPlan& plan, RunState& run, ThreadPool& pool, const std::atomic<bool>* cancel)
+      : plan_(plan),
+        run_(run),
+        pool_(pool),
+        cancel_(cancel),
+        pending_(std::make_unique<std::atomic<int>[]>(plan.steps.size())),
+        remaining_(plan.steps.size()) {
+    for (size_t i = 0; i < plan.steps.size(); ++i) pending_[i].store(plan.step_graph.dependency_count[i]);
+  }
+
+  Status run() {
+    if (plan_.steps.empty()) return Status::ok();
+    for (size_t root : plan_.step_graph.roots) pool_.submit([this, root] { run_from(root); });
+    pool_.run_until([this] { return remaining_.load(std::memory_order_acquire) == 0; });
+    std::lock_guard<std::mutex> lock(status_mutex_);
+    return status_;
+  }
+
+ private:
+  void run_from(size_t step) {
+    for (;;) {
+      if (!failed_.load(std::memory_order_relaxed)) {
+        Status st = is_cancelled(cancel_) ? cancelled_before(step, plan_.steps.size())
+                                          : as_cancelled_if(run_.run_step(plan_.steps[step]), cancel_);
+        if (st) run_.finish_step(plan_.steps[step]);
+        else record_failure(std::move(st));
+      }
+      int next = -1;
+      for (size_t s : plan_.step_graph.successors[step]) {
+        if (pending_[s].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+        if (next < 0) next = static_cast<int>(s);
+        else pool_.submit([this, s] { run_from(s); });
+      }
+      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        pool_.notify();
+        return;
+      }
+      if (next < 0) return;
+      step = static_cast<size_t>(next);
+    }
+  }
+
+  void record_failure(Status st) {
+    std::lock_guard<std::mutex> lock(status_mutex_);
+    if (status_.is_ok()) status_ = std::move(st);
+    failed_.store(true, std::memory_order_relaxed);
+  }
+
+  const ExecutionPlan& plan_;
+  RunState& run_;
+  ThreadPool& pool_;
+  const std::atomic<bool>* cancel_;
+  std::unique_ptr<std::atomic<int>[]> pending_;
+  std::atomic<size_t> remaining_;
+  std::atomic<bool> failed_{false};
+  std::mutex status_mutex_;
+  Status status_;
+};
+
+}  // namespace
 
 Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
                                         const std::map<std::string, const LOOM_Value*>& inputs,
                                         const std::vector<SlotId>& outputs, RunResourcePool& pool,
-                                        const std::atomic<bool>* cancel) {
+                                        const std::atomic<bool>* cancel, ThreadPool* inter_op) {
   LOOM_ASSIGN_OR_RETURN(std::unique_ptr<RunResources> resources, pool.acquire());
   std::vector<ValuePtr> result;
   Status status;
   {
     // Its destructor synchronizes the streams, also when a step failed.
-    RunState run(plan, eps, *resources, cancel);
+    RunState run(plan, eps, *resources, cancel, inter_op != nullptr);
     run.bind(inputs);
-    for (size_t i = 0; status.is_ok() && i < plan.steps.size(); ++i) {
-      if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
-        status = Status(StatusCode::kCancelled, "run cancelled before step " + std::to_string(i + 1) + " of " +
-                                                    std::to_string(plan.steps.size()));
-        break;
-      }
-      status = run.run_step(plan.steps[i]);
-      // A kernel that failed because a subgraph run was cancelled reports
-      // its own error: the run is cancelled all the same.
-      if (!status && cancel != nullptr && cancel->load(std::memory_order_relaxed))
-        status = Status(StatusCode::kCancelled, "run cancelled: " + status.message());
-    }
+    status = inter_op != nullptr ? ParallelRun(plan, run, *inter_op, cancel).run() : run_in_order(plan, run, cancel);
     for (size_t i = 0; status.is_ok() && i < outputs.size(); ++i) {
       auto v = run.take_output(outputs[i]);
       if (!v) status = v.status();

@@ -1,5 +1,7 @@
-// The sequential executor: launches a plan's steps in order with a fresh
-// per-run state, so any number of runs may execute one plan concurrently.
+// The executors: launch a plan's steps with a fresh per-run state, so any
+// number of runs may execute one plan concurrently. The sequential executor
+// runs steps in plan order on the calling thread; the parallel one runs each
+// step once its dependencies (plan.step_graph) are done, on an inter-op pool.
 // Steps on asynchronous streams complete later; the plan's events and final
 // barrier order them (see execution_plan.h).
 #pragma once
@@ -17,6 +19,8 @@
 
 namespace loom::exec {
 
+class ThreadPool;
+
 using ValuePtr = std::unique_ptr<LOOM_Value>;
 
 // Runs the plan once. `inputs` are bound by name (validated by the caller)
@@ -24,9 +28,11 @@ using ValuePtr = std::unique_ptr<LOOM_Value>;
 // plan.outputs).
 // `cancel` (may be NULL): when it becomes true the run stops before its next
 // step (and subgraph runs before theirs) with StatusCode::kCancelled.
+// `inter_op` (may be NULL): run in parallel on this pool; the calling thread
+// takes part until the run is done.
 Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
                                         const std::map<std::string, const LOOM_Value*>& inputs,
                                         const std::vector<SlotId>& outputs, RunResourcePool& pool,
-                                        const std::atomic<bool>* cancel = nullptr);
+                                        const std::atomic<bool>* cancel = nullptr, ThreadPool* inter_op = nullptr);
 
 }  // namespace loom::exec

@@ -75,6 +75,7 @@ class PlanBuilder {
     LOOM_RETURN_IF_ERROR(bind_outputs());
     insert_synchronization();
     compute_lifetimes_and_memory();
+    plan_->step_graph = build_step_graph(*plan_);
     return std::move(plan_);
   }
 

@@ -30,10 +30,10 @@ int default_threads() {
 // Linux limits thread names to 15 characters: keep the index, cut the prefix.
 void set_thread_name([[maybe_unused]] const std::string& prefix, [[maybe_unused]] int index) {
 #if defined(__linux__)
-  const std::string suffix = "-" + std::to_string(index);
-  const size_t keep = suffix.size() < 15 ? 15 - suffix.size() : 0;
-  const std::string name = prefix.substr(0, keep) + suffix;
-  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+  const std::string index_text = std::to_string(index);  // < 11 characters
+  std::string name = prefix.substr(0, 14 - index_text.size());
+  name.append(1, '-').append(index_text);
+  pthread_setname_np(pthread_self(), name.c_str());
 #endif
 }
 

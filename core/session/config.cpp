@@ -16,6 +16,7 @@ using Json = nlohmann::json;
 
 constexpr const char* kFallbackNames[] = {"allow", "warn", "deny"};
 constexpr const char* kOptimizationNames[] = {"disabled", "basic", "extended", "layout", "all"};
+constexpr const char* kExecutionModes[] = {"sequential", "parallel"};
 constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
 
 // A JSON value rendered for an error message, kept short so that a huge
@@ -66,6 +67,9 @@ class ConfigReader {
         if (!value.is_number_integer() || value.get<int64_t>() < -1 || value.get<int64_t>() > 1000000)
           return error(key, "expected an integer >= -1, got " + describe(value));
         config.stop_after_pass = value.get<int>();
+      } else if (key == "execution_mode") {
+        LOOM_ASSIGN_OR_RETURN(int i, read_enum(key, value, kExecutionModes));
+        config.execution_mode = static_cast<ExecutionMode>(i);
       } else if (key == "threads") {
         LOOM_RETURN_IF_ERROR(read_threads(key, value, config));
       } else if (key == "log_level") {
@@ -146,6 +150,11 @@ class ConfigReader {
         LOOM_ASSIGN_OR_RETURN(config.intra_op_threads, read_thread_count(key_path, value));
       } else if (key == "inter_op") {
         LOOM_ASSIGN_OR_RETURN(config.inter_op_threads, read_thread_count(key_path, value));
+      } else if (key == "spin_us") {
+        LOOM_ASSIGN_OR_RETURN(config.spin_us, read_thread_count(key_path, value));
+      } else if (key == "shared_inter_op") {
+        if (!value.is_boolean()) return error(key_path, "expected true or false, got " + describe(value));
+        config.shared_inter_op = value.get<bool>();
       } else {
         return unknown_key(key_path);
       }
@@ -257,7 +266,11 @@ std::string Config::to_json() const {
   j["optimization_level"] = optimization_level_name(optimization_level);
   j["disabled_passes"] = disabled_passes;
   j["stop_after_pass"] = stop_after_pass;
-  j["threads"] = {{"intra_op", intra_op_threads}, {"inter_op", inter_op_threads}};
+  j["execution_mode"] = execution_mode_name(execution_mode);
+  j["threads"] = {{"intra_op", intra_op_threads},
+                  {"inter_op", inter_op_threads},
+                  {"spin_us", spin_us},
+                  {"shared_inter_op", shared_inter_op}};
   j["log_level"] = log_level;
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
@@ -265,6 +278,12 @@ std::string Config::to_json() const {
 std::string fallback_policy_name(FallbackPolicy p) {
   const int i = static_cast<int>(p);
   if (i >= 0 && i < static_cast<int>(std::size(kFallbackNames))) return kFallbackNames[i];
+  return "unknown(" + std::to_string(i) + ")";
+}
+
+std::string execution_mode_name(ExecutionMode m) {
+  const int i = static_cast<int>(m);
+  if (i >= 0 && i < static_cast<int>(std::size(kExecutionModes))) return kExecutionModes[i];
   return "unknown(" + std::to_string(i) + ")";
 }
 

@@ -4,7 +4,10 @@
 
 #include <filesystem>
 
+#include <mutex>
+
 #include "base/logging.h"
+#include "session/inter_op_pool.h"
 #include "plugin_host/plugin_registry.h"
 
 namespace loom {
@@ -12,7 +15,26 @@ namespace loom {
 struct Environment::Impl {
   Config config;
   plugin_host::PluginRegistry registry;
+  std::mutex pool_mutex;
+  std::shared_ptr<exec::ThreadPool> inter_op;  // made on first use
 };
+
+namespace session {
+
+std::shared_ptr<exec::ThreadPool> make_inter_op_pool(const Config& config) {
+  exec::ThreadPoolOptions o;
+  o.threads = config.inter_op_threads;
+  o.spin = std::chrono::microseconds(config.spin_us);
+  return std::make_shared<exec::ThreadPool>(o);
+}
+
+}  // namespace session
+
+std::shared_ptr<exec::ThreadPool> Environment::shared_inter_op_pool() const {
+  std::lock_guard<std::mutex> lock(impl_->pool_mutex);
+  if (!impl_->inter_op) impl_->inter_op = session::make_inter_op_pool(impl_->config);
+  return impl_->inter_op;
+}
 
 Environment::Environment() : impl_(std::make_unique<Impl>()) {}
 Environment::~Environment() = default;

@@ -12,6 +12,7 @@
 #include "partition/partitioner.h"
 #include "plugin_host/plugin_registry.h"
 #include "session/fusion_gate.h"
+#include "session/inter_op_pool.h"
 #include "session/node_evaluator.h"
 #include "transform/pass_manager.h"
 
@@ -29,11 +30,13 @@ struct Session::Impl {
   std::vector<plugin_host::EpInstance*> eps;
   std::unique_ptr<exec::ExecutionPlan> plan;  // destroyed before the EPs (declared after them)
   std::unique_ptr<exec::RunResourcePool> resources;
+  std::shared_ptr<exec::ThreadPool> inter_op;  // parallel sessions only
   PlacementReport placement;
   std::vector<ValueInfo> inputs, outputs;
   std::set<std::string> required_inputs;
 
   ~Impl() {
+    inter_op.reset();  // no run is in flight: its workers are idle
     resources.reset();
     plan.reset();
     eps.clear();
@@ -179,6 +182,8 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   placement = assignment.report;
   LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps, plan_options({})));
   resources = std::make_unique<exec::RunResourcePool>(*plan, eps);
+  if (env->config().execution_mode == ExecutionMode::kParallel)
+    inter_op = env->config().shared_inter_op ? env->shared_inter_op_pool() : session::make_inter_op_pool(env->config());
   log::logger()->debug("{}: plan\n{}", model_name, plan->to_string());
   return Status::ok();
 }
@@ -303,7 +308,7 @@ Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Val
     feeds[name] = owned.back().get();
   }
   auto result = exec::execute(plan, impl_->eps, feeds, wanted, *impl_->resources,
-                              run_options.cancel ? run_options.cancel->flag() : nullptr);
+                              run_options.cancel ? run_options.cancel->flag() : nullptr, impl_->inter_op.get());
   if (!result) return result.status().with_context(context);
   std::vector<Value> out;
   for (const auto& v : *result) {

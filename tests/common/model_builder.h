@@ -57,6 +57,11 @@ class ModelBuilder {
   ::onnx::NodeProto& node(const std::string& op_type, std::initializer_list<std::string> inputs,
                           std::initializer_list<std::string> outputs, const std::string& name = "",
                           const std::string& domain = "") {
+    return node(op_type, std::vector<std::string>(inputs), std::vector<std::string>(outputs), name, domain);
+  }
+  ::onnx::NodeProto& node(const std::string& op_type, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs, const std::string& name = "",
+                          const std::string& domain = "") {
     auto* n = model_.mutable_graph()->add_node();
     n->set_op_type(op_type);
     n->set_domain(domain);

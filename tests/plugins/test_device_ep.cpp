@@ -8,6 +8,8 @@
 //    and interprets the set when computed.
 //  - "test_serial": a kernel EP (host memory, Relu) that declares it cannot
 //    run concurrently; its kernel counts how many of its calls overlap.
+//  - "test_overlap": the same, allowed to run concurrently, with a Relu that
+//    takes 20 ms, so parallel execution is seen to overlap branches.
 // Counters are exported so tests can see how many copies and partition
 // launches happened.
 #include <algorithm>
@@ -184,48 +186,59 @@ class FusedFactory : public EpFactory {
   std::unique_ptr<Ep> create_ep(size_t, const Options&) override { return std::make_unique<FusedEp>(); }
 };
 
-std::atomic<int> g_serial_in_flight{0};
-std::atomic<int> g_serial_max_in_flight{0};
+// Per provider (0: test_serial, 1: test_overlap): calls in flight now and
+// the most seen at once.
+std::atomic<int> g_in_flight[2];
+std::atomic<int> g_max_in_flight[2];
 
-// Relu that stays in flight ~200 us, recording how many calls overlap.
-void serial_relu(KernelContext& ctx) {
-  const int now = ++g_serial_in_flight;
-  int seen = g_serial_max_in_flight.load();
-  while (now > seen && !g_serial_max_in_flight.compare_exchange_weak(seen, now)) {
+// Relu that stays in flight `kMicros`, recording how many calls overlap.
+template <int kId, int kMicros>
+void counted_relu(KernelContext& ctx) {
+  const int now = ++g_in_flight[kId];
+  int seen = g_max_in_flight[kId].load();
+  while (now > seen && !g_max_in_flight[kId].compare_exchange_weak(seen, now)) {
   }
-  std::this_thread::sleep_for(std::chrono::microseconds(200));
+  std::this_thread::sleep_for(std::chrono::microseconds(kMicros));
   ConstTensor x = ctx.required_input(0);
   Tensor y = ctx.output(0, x.shape(), LOOM_DTYPE_FLOAT);
   const float* in = x.data<float>();
   float* out = y.mutable_data<float>();
-  for (size_t i = 0; i < x.size(); ++i) out[i] = std::max(in[i], 0.f);
-  --g_serial_in_flight;
+  for (int64_t i = 0; i < x.size(); ++i) out[i] = std::max(in[i], 0.f);
+  --g_in_flight[kId];
 }
 
-class SerialEp : public Ep {
+// test_serial declares it cannot run concurrently; test_overlap can, and
+// its Relu stays in flight long enough (20 ms) that parallel branches
+// overlap for sure.
+template <int kId, int kMicros>
+class CountingEp : public Ep {
  public:
   const KernelRegistry* kernels() const override {
     static const KernelRegistry r = [] {
       KernelRegistry k;
-      k.add("", "Relu", 6, LOOM_OPSET_OPEN_END, serial_relu, {{"T", {LOOM_DTYPE_FLOAT}}});
+      k.add("", "Relu", 6, LOOM_OPSET_OPEN_END, counted_relu<kId, kMicros>, {{"T", {LOOM_DTYPE_FLOAT}}});
       return k;
     }();
     return &r;
   }
-  bool supports_concurrent_runs() const override { return false; }
+  bool supports_concurrent_runs() const override { return kId != 0; }
 };
 
-class SerialFactory : public EpFactory {
+template <int kId, int kMicros>
+class CountingFactory : public EpFactory {
  public:
-  SerialFactory() : EpFactory("test_serial") {}
-  std::unique_ptr<Ep> create_ep(size_t, const Options&) override { return std::make_unique<SerialEp>(); }
+  explicit CountingFactory(const char* name) : EpFactory(name) {}
+  std::unique_ptr<Ep> create_ep(size_t, const Options&) override {
+    return std::make_unique<CountingEp<kId, kMicros>>();
+  }
 };
 
 std::unique_ptr<Plugin> create_plugin() {
   auto p = std::make_unique<Plugin>();
   p->add_factory(std::make_unique<DeviceFactory>());
   p->add_factory(std::make_unique<FusedFactory>());
-  p->add_factory(std::make_unique<SerialFactory>());
+  p->add_factory(std::make_unique<CountingFactory<0, 200>>("test_serial"));
+  p->add_factory(std::make_unique<CountingFactory<1, 20000>>("test_overlap"));
   return p;
 }
 
@@ -236,4 +249,5 @@ LOOM_SDK_DEFINE_PLUGIN("test_device_ep", "0.1.0", create_plugin)
 LOOM_EXPORT uint64_t loom_test_device_copies() { return g_copies.load(); }
 LOOM_EXPORT uint64_t loom_test_device_live_allocations() { return g_live_allocations.load(); }
 LOOM_EXPORT uint64_t loom_test_fused_partition_runs() { return g_partition_runs.load(); }
-LOOM_EXPORT int loom_test_serial_max_in_flight() { return g_serial_max_in_flight.load(); }
+LOOM_EXPORT int loom_test_serial_max_in_flight() { return g_max_in_flight[0].load(); }
+LOOM_EXPORT int loom_test_overlap_max_in_flight() { return g_max_in_flight[1].load(); }

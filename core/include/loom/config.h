@@ -8,7 +8,10 @@
 //     "provider_options": { "<provider>": { "<key>": "<string value>" } },
 //     "fallback":      "allow" | "warn" | "deny",   // default "allow"
 //     "optimization_level": "disabled" | "basic" | "extended" | "layout" | "all", // default "extended"
-//     "threads": { "intra_op": int >= 0, "inter_op": int >= 0 },  // 0 = default
+//     "execution_mode": "sequential" | "parallel",  // default "sequential"
+//     "threads": { "intra_op": int >= 0, "inter_op": int >= 0,  // 0 = default
+//                  "spin_us": int >= 0,          // inter-op workers poll this long before sleeping (default 2000)
+//                  "shared_inter_op": bool },    // one inter-op pool for every session of the environment
 //     "log_level": "trace" | "debug" | "info" | "warn" | "error" | "off"  // default "warn"
 //   }
 // Environment overrides: LOOM_PLUGIN_PATH (':'-separated dirs added to
@@ -25,6 +28,10 @@ namespace loom {
 
 enum class FallbackPolicy { kAllow, kWarn, kDeny };
 enum class OptimizationLevel { kDisabled = 0, kBasic = 1, kExtended = 2, kLayout = 3, kAll = 4 };
+// Sequential: steps run one after another on the calling thread. Parallel:
+// independent steps run concurrently on the inter-op pool (the calling
+// thread helps); results are the same.
+enum class ExecutionMode { kSequential = 0, kParallel = 1 };
 
 struct Config {
   std::vector<std::string> plugin_dirs;
@@ -40,8 +47,13 @@ struct Config {
   // the order the pass manager runs them, counting every run of a pass);
   // -1 runs them all. Lowerings that give ops their meaning always run.
   int stop_after_pass = -1;
+  ExecutionMode execution_mode = ExecutionMode::kSequential;
   int intra_op_threads = 0;
+  // Inter-op pool workers for parallel execution; 0 = one per core but the
+  // caller's (at least 1).
   int inter_op_threads = 0;
+  int spin_us = 2000;
+  bool shared_inter_op = false;  // else each parallel session has its own pool
   std::string log_level = "warn";
 
   static Expected<Config> from_json_string(const std::string& json, const std::string& source_name = "config");
@@ -58,5 +70,6 @@ inline constexpr const char* kIntraOpThreadsOption = "intra_op_threads";
 
 std::string fallback_policy_name(FallbackPolicy p);
 std::string optimization_level_name(OptimizationLevel l);
+std::string execution_mode_name(ExecutionMode m);
 
 }  // namespace loom

@@ -15,6 +15,9 @@ namespace loom {
 namespace plugin_host {
 class PluginRegistry;
 }
+namespace exec {
+class ThreadPool;
+}
 
 // What the plugin host found in one library.
 struct PluginReport {
@@ -54,6 +57,9 @@ class Environment {
   static std::string default_plugin_dir();
 
   plugin_host::PluginRegistry& registry() const;
+  // The inter-op pool shared by parallel sessions when the config says
+  // threads.shared_inter_op; made on first use, sized from the config.
+  std::shared_ptr<exec::ThreadPool> shared_inter_op_pool() const;
 
  private:
   Environment();

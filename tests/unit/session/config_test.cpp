@@ -98,6 +98,24 @@ TEST(ConfigTest, UnknownKeysNameTheirPath) {
   EXPECT_EQ(error_of(R"({"threads": {"intra": 1}})"), "config.json: unknown key 'threads.intra'");
 }
 
+TEST(ConfigTest, ExecutionModeAndInterOpPool) {
+  auto c = Config::from_json_string(
+      R"({"execution_mode": "parallel", "threads": {"inter_op": 3, "spin_us": 0, "shared_inter_op": true}})");
+  ASSERT_TRUE(c.has_value()) << c.status().message();
+  EXPECT_EQ(c->execution_mode, ExecutionMode::kParallel);
+  EXPECT_EQ(c->inter_op_threads, 3);
+  EXPECT_EQ(c->spin_us, 0);
+  EXPECT_TRUE(c->shared_inter_op);
+  EXPECT_NE(c->to_json().find("\"execution_mode\": \"parallel\""), std::string::npos) << c->to_json();
+  EXPECT_EQ(Config().execution_mode, ExecutionMode::kSequential);
+  EXPECT_EQ(error_of(R"({"execution_mode": "fast"})"),
+            "config.json: execution_mode: expected one of \"sequential\", \"parallel\", got \"fast\"");
+  EXPECT_EQ(error_of(R"({"threads": {"shared_inter_op": 1}})"),
+            "config.json: threads.shared_inter_op: expected true or false, got 1");
+  EXPECT_EQ(error_of(R"({"threads": {"spin_us": -5}})"),
+            "config.json: threads.spin_us: expected a non-negative integer, got -5");
+}
+
 TEST(ConfigTest, WrongTypesNameTheirPath) {
   EXPECT_EQ(error_of(R"({"threads": {"intra_op": "x"}})"),
             "config.json: threads.intra_op: expected a non-negative integer, got \"x\"");
