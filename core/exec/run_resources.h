@@ -6,14 +6,17 @@
 #include <vector>
 
 #include "exec/execution_plan.h"
+#include "memory/memory_arenas.h"
 
 namespace loom::exec {
 
-// An arena per memory kind (sized by the memory plan), a stream per
-// asynchronous stream of the plan and the plan's events. Made by the EPs'
-// allocators and create_stream/create_event.
+// The planned buffers of each memory kind (one block per kind, sized by the
+// memory plan, from the session's arena of that kind), a stream per
+// asynchronous stream of the plan and the plan's events (made by the EPs'
+// create_stream / create_event), and where unplanned buffers come from.
 struct RunResources {
-  std::vector<void*> arenas;          // base pointer per memory kind (NULL when empty)
+  std::vector<void*> planned;         // per memory kind: base of the planned buffers (NULL when empty)
+  std::vector<memory::Arena*> arenas; // per memory kind: the session's arena
   std::vector<LOOM_Stream*> streams;  // per plan stream; NULL for the host
   std::vector<LOOM_Event*> events;    // per plan event
 };
@@ -23,17 +26,23 @@ struct RunResources {
 // destroyed before the plan and the EPs.
 class RunResourcePool {
  public:
-  RunResourcePool(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps)
-      : plan_(plan), eps_(eps) {}
+  // `arenas` must outlive the pool.
+  RunResourcePool(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
+                  memory::MemoryArenas& arenas)
+      : plan_(plan), eps_(eps), arenas_(arenas) {}
   ~RunResourcePool();
   Expected<std::unique_ptr<RunResources>> acquire();
-  // `resources` must be idle: every stream synchronized.
+  // `resources` must be idle: every stream synchronized. With
+  // shrink_after_run their planned buffers and every idle chunk go back to
+  // the devices (streams and events are kept).
   void release(std::unique_ptr<RunResources> resources);
 
  private:
   void destroy(RunResources& r);
+  Status reserve_planned(RunResources& r);
   const ExecutionPlan& plan_;
   std::vector<plugin_host::EpInstance*> eps_;
+  memory::MemoryArenas& arenas_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<RunResources>> free_;
 };

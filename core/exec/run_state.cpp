@@ -34,7 +34,13 @@ class KernelContext final : public LOOM_KernelContext {
     const SlotId s = step_.outputs[i];
     if (dtype == LOOM_DTYPE_UNDEFINED && (s == kNoSlot || run_.static_dtype(s) == LOOM_DTYPE_UNDEFINED))
       dtype = schema_dtype(i);
-    return run_.allocate(s, slot_value(i), dtype, dims, rank, &error_);
+    Status why;
+    LOOM_Tensor* t = run_.allocate(s, slot_value(i), dtype, dims, rank, &why);
+    if (t == nullptr) {
+      error_ = why.message();
+      out_of_memory_ = why.code() == StatusCode::kOutOfMemory;
+    }
+    return t;
   }
   Status set_output(uint64_t i, std::unique_ptr<LOOM_Value> value) override {
     if (i >= step_.outputs.size()) return invalid_argument("output index " + std::to_string(i) + " out of range");
@@ -72,6 +78,8 @@ class KernelContext final : public LOOM_KernelContext {
   }
 
   const std::string& error() const { return error_; }
+  // The kernel failed to get an output because an arena refused it.
+  bool out_of_memory() const { return out_of_memory_; }
 
  private:
   int32_t schema_dtype(uint64_t i) const {
@@ -90,6 +98,7 @@ class KernelContext final : public LOOM_KernelContext {
   const Step& step_;
   std::vector<RuntimeValue> scratch_;
   std::string error_;
+  bool out_of_memory_ = false;
 };
 
 }  // namespace
@@ -98,7 +107,7 @@ RunState::RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpI
                    RunResources& resources, const std::atomic<bool>* cancel, bool parallel)
     : plan_(plan),
       eps_(eps),
-      arenas_(resources.arenas),
+      planned_(resources.planned),
       resources_(resources),
       cancel_(cancel),
       values_(plan.slots.size()),
@@ -111,7 +120,7 @@ RunState::RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpI
 void RunState::drop(RuntimeValue& rv) {
   if (rv.device != nullptr && resources_.streams.size() > 1) {
     std::lock_guard<std::mutex> lock(deferred_mutex_);
-    deferred_.emplace_back(rv.allocator, rv.device);
+    deferred_.emplace_back(rv.arena, rv.device);
     rv.device = nullptr;
   }
   rv.reset();
@@ -165,21 +174,21 @@ void RunState::bind(const std::map<std::string, const LOOM_Value*>& inputs) {
   }
 
 LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, const int64_t* dims, uint64_t rank,
-                        std::string* why) {
+                        Status* why) {
     if (rv.ready) {
-      *why = "output allocated twice";
+      *why = invalid_argument("output allocated twice");
       return nullptr;
     }
     const Slot* s = slot == kNoSlot ? nullptr : &plan_.slots[slot];
     if (dtype == LOOM_DTYPE_UNDEFINED && s != nullptr) dtype = static_cast<int32_t>(s->type.dtype);
     if (dtype == LOOM_DTYPE_UNDEFINED) {
-      *why = "element type unknown (the kernel must name it)";
+      *why = invalid_argument("element type unknown (the kernel must name it)");
       return nullptr;
     }
     Dims d(dims, dims + rank);
     auto count = checked_element_count(d);
     if (!count) {
-      *why = count.status().message();
+      *why = count.status();
       return nullptr;
     }
     const DType t = static_cast<DType>(dtype);
@@ -196,30 +205,33 @@ LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, co
     } else {
       const size_t esize = dtype_size(t);
       if (esize == 0) {
-        *why = "unsupported element type " + dtype_name(t);
+        *why = not_implemented("unsupported element type " + dtype_name(t));
         return nullptr;
       }
       const int64_t bytes = *count * static_cast<int64_t>(esize);
-      if (!parallel_ && s && s->kind == SlotKind::kIntermediate && s->planned_offset >= 0 &&
-          bytes <= s->planned_bytes && arenas_[memory] != nullptr) {
-        v.tensor.data = static_cast<char*>(arenas_[memory]) + s->planned_offset;
-      } else if (memory == 0) {
+      const bool intermediate = s != nullptr && s->kind == SlotKind::kIntermediate;
+      if (!parallel_ && intermediate && s->planned_offset >= 0 && bytes <= s->planned_bytes &&
+          planned_[memory] != nullptr) {
+        v.tensor.data = static_cast<char*>(planned_[memory]) + s->planned_offset;
+      } else if (memory == 0 && !intermediate) {
+        // Graph outputs (and values set aside for the caller) live in a
+        // Tensor of their own, handed to the caller without a copy.
         auto tensor = Tensor::zeros(t, d);
         if (!tensor) {
-          *why = tensor.status().message();
+          *why = tensor.status();
           return nullptr;
         }
         v.owned = std::move(*tensor);
         v.tensor.data = v.owned.mutable_data();
       } else {
-        const LOOM_Allocator* a = plan_.memories[memory].allocator;
-        rv.device = bytes ? a->alloc(a->state, static_cast<uint64_t>(bytes), memory::kBufferAlignment) : nullptr;
-        if (bytes && rv.device == nullptr) {
-          *why = "allocator of " + plugin_host::memory_name(plan_.memories[memory].info) + " failed for " +
-                 std::to_string(bytes) + " bytes";
+        memory::Arena* arena = resources_.arenas[memory];
+        auto p = arena->allocate(bytes);
+        if (!p) {
+          *why = p.status();
           return nullptr;
         }
-        rv.allocator = a;
+        rv.device = *p;
+        rv.arena = arena;
         v.tensor.data = rv.device;
       }
     }
@@ -274,9 +286,9 @@ Status RunState::run_copy(const Step& step) {
   const LOOM_Value& src = *values_[step.inputs[0]].value();
   if (src.kind != LOOM_VALUE_TENSOR) return not_implemented(step.label + ": only tensors can move between memories");
   RuntimeValue& dst = values_[step.outputs[0]];
-  std::string why;
+  Status why;
   if (!allocate(step.outputs[0], dst, src.tensor.dtype, src.tensor.dims.data(), src.tensor.dims.size(), &why))
-    return fail(step.label + ": " + why);
+    return Status(why.code(), step.label + ": " + why.message());
   const uint64_t bytes = src.tensor.count * dtype_size(static_cast<DType>(src.tensor.dtype));
   if (bytes == 0) return Status::ok();
   const LOOM_DataTransfer* t = eps_[step.ep]->data_transfer();
@@ -349,7 +361,8 @@ Status RunState::run_step(const Step& step) {
   if (!st) {
     std::string msg = st.message();
     if (!ctx.error().empty() && msg.find(ctx.error()) == std::string::npos) msg += " (" + ctx.error() + ")";
-    return Status(st.code(), step.label + ": " + msg);
+    // Whatever code the kernel chose, a refused output is out of memory.
+    return Status(ctx.out_of_memory() ? StatusCode::kOutOfMemory : st.code(), step.label + ": " + msg);
   }
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     const SlotId s = step.outputs[i];

@@ -13,6 +13,7 @@
 
 #include "exec/execution_plan.h"
 #include "exec/run_resources.h"
+#include "memory/arena.h"
 #include "plugin_host/abi_objects.h"
 
 namespace loom::exec {
@@ -21,7 +22,7 @@ using ValuePtr = std::unique_ptr<LOOM_Value>;
 
 // Device storage a run has let go of while a stream may still use it: freed
 // once every stream is synchronized.
-using DeferredFrees = std::vector<std::pair<const LOOM_Allocator*, void*>>;
+using DeferredFrees = std::vector<std::pair<memory::Arena*, void*>>;
 
 // The value of one slot during a run: owned here, or borrowed from the
 // caller (graph inputs) for the length of the run.
@@ -29,15 +30,15 @@ struct RuntimeValue {
   LOOM_Value v;
   const LOOM_Value* borrowed = nullptr;
   bool ready = false;
-  void* device = nullptr;                     // device storage from an allocator
-  const LOOM_Allocator* allocator = nullptr;  // frees `device`
+  void* device = nullptr;          // storage from `arena` (unplanned buffers)
+  memory::Arena* arena = nullptr;  // frees `device`
 
   const LOOM_Value* value() const { return borrowed ? borrowed : &v; }
   // With `deferred`, device storage goes there instead of being freed now.
   void reset(DeferredFrees* deferred = nullptr) {
     if (device != nullptr) {
-      if (deferred != nullptr) deferred->emplace_back(allocator, device);
-      else allocator->free(allocator->state, device);
+      if (deferred != nullptr) deferred->emplace_back(arena, device);
+      else arena->free(device);
     }
     device = nullptr;
     v = LOOM_Value{};
@@ -88,7 +89,7 @@ class RunState {
 
   // Allocates a tensor for `slot` with dtype and dims; NULL plus a reason on failure.
   LOOM_Tensor* allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, const int64_t* dims, uint64_t rank,
-                        std::string* why);
+                        Status* why);
 
   Status set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value);
 
@@ -113,13 +114,13 @@ class RunState {
  private:
   void free_deferred() {
     std::lock_guard<std::mutex> lock(deferred_mutex_);
-    for (auto [allocator, pointer] : deferred_) allocator->free(allocator->state, pointer);
+    for (auto [arena, pointer] : deferred_) arena->free(pointer);
     deferred_.clear();
   }
 
   const ExecutionPlan& plan_;
   const std::vector<plugin_host::EpInstance*>& eps_;
-  std::vector<void*>& arenas_;
+  std::vector<void*>& planned_;  // base of the planned buffers per memory kind
   RunResources& resources_;
   const std::atomic<bool>* cancel_;
   std::vector<RuntimeValue> values_;

@@ -16,6 +16,7 @@ using Json = nlohmann::json;
 
 constexpr const char* kFallbackNames[] = {"allow", "warn", "deny"};
 constexpr const char* kOptimizationNames[] = {"disabled", "basic", "extended", "layout", "all"};
+constexpr const char* kArenaGrowths[] = {"double", "exact"};
 constexpr const char* kExecutionModes[] = {"sequential", "parallel"};
 constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
 
@@ -72,6 +73,8 @@ class ConfigReader {
         config.execution_mode = static_cast<ExecutionMode>(i);
       } else if (key == "threads") {
         LOOM_RETURN_IF_ERROR(read_threads(key, value, config));
+      } else if (key == "memory") {
+        LOOM_RETURN_IF_ERROR(read_memory(key, value, config));
       } else if (key == "log_level") {
         LOOM_ASSIGN_OR_RETURN(int i, read_enum(key, value, kLogLevels));
         config.log_level = kLogLevels[i];
@@ -131,7 +134,7 @@ class ConfigReader {
     return Status::ok();
   }
 
-  Expected<int> read_thread_count(const std::string& path, const Json& v) const {
+  Expected<int> read_non_negative_int(const std::string& path, const Json& v) const {
     // Booleans and floats are rejected even when they would convert cleanly:
     // "2.0" threads is more likely a mistake than an intent.
     if (v.is_number_unsigned() && v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int>::max()))
@@ -147,14 +150,40 @@ class ConfigReader {
     for (const auto& [key, value] : v.items()) {
       const std::string key_path = path + "." + key;
       if (key == "intra_op") {
-        LOOM_ASSIGN_OR_RETURN(config.intra_op_threads, read_thread_count(key_path, value));
+        LOOM_ASSIGN_OR_RETURN(config.intra_op_threads, read_non_negative_int(key_path, value));
       } else if (key == "inter_op") {
-        LOOM_ASSIGN_OR_RETURN(config.inter_op_threads, read_thread_count(key_path, value));
+        LOOM_ASSIGN_OR_RETURN(config.inter_op_threads, read_non_negative_int(key_path, value));
       } else if (key == "spin_us") {
-        LOOM_ASSIGN_OR_RETURN(config.spin_us, read_thread_count(key_path, value));
+        LOOM_ASSIGN_OR_RETURN(config.spin_us, read_non_negative_int(key_path, value));
       } else if (key == "shared_inter_op") {
         if (!value.is_boolean()) return error(key_path, "expected true or false, got " + describe(value));
         config.shared_inter_op = value.get<bool>();
+      } else {
+        return unknown_key(key_path);
+      }
+    }
+    return Status::ok();
+  }
+
+  Status read_memory(const std::string& path, const Json& v, Config& config) const {
+    if (!v.is_object()) return error(path, "expected an object, got " + describe(v));
+    for (const auto& [key, value] : v.items()) {
+      const std::string key_path = path + "." + key;
+      if (key == "arena_limit_mb") {
+        if (!value.is_object())
+          return error(key_path, "expected an object mapping memory kinds to MiB, got " + describe(value));
+        std::map<std::string, int64_t> limits;
+        for (const auto& [memory, mb] : value.items()) {
+          LOOM_ASSIGN_OR_RETURN(int n, read_non_negative_int(key_path + "." + memory, mb));
+          limits[memory] = n;
+        }
+        config.arena_limit_mb = std::move(limits);
+      } else if (key == "arena_growth") {
+        LOOM_ASSIGN_OR_RETURN(int i, read_enum(key_path, value, kArenaGrowths));
+        config.arena_growth = static_cast<ArenaGrowth>(i);
+      } else if (key == "shrink_after_run") {
+        if (!value.is_boolean()) return error(key_path, "expected true or false, got " + describe(value));
+        config.shrink_arenas_after_run = value.get<bool>();
       } else {
         return unknown_key(key_path);
       }
@@ -271,6 +300,9 @@ std::string Config::to_json() const {
                   {"inter_op", inter_op_threads},
                   {"spin_us", spin_us},
                   {"shared_inter_op", shared_inter_op}};
+  j["memory"] = {{"arena_limit_mb", arena_limit_mb},
+                 {"arena_growth", kArenaGrowths[static_cast<int>(arena_growth)]},
+                 {"shrink_after_run", shrink_arenas_after_run}};
   j["log_level"] = log_level;
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

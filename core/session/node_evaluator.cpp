@@ -1,5 +1,6 @@
 #include "session/node_evaluator.h"
 
+#include "memory/memory_arenas.h"
 #include "exec/executor.h"
 #include "exec/plan_builder.h"
 #include "partition/partitioner.h"
@@ -31,7 +32,8 @@ transform::NodeEvaluator make_node_evaluator(plugin_host::EpInstance& ep) {
     pin.model_name = g.name;
     LOOM_ASSIGN_OR_RETURN(partition::Assignment a, partition::partition(pin));
     LOOM_ASSIGN_OR_RETURN(std::unique_ptr<exec::ExecutionPlan> plan, exec::build_plan(g, a, pin.eps));
-    exec::RunResourcePool pool(*plan, pin.eps);
+    memory::MemoryArenas arenas;
+    exec::RunResourcePool pool(*plan, pin.eps, arenas);
     LOOM_ASSIGN_OR_RETURN(std::vector<exec::ValuePtr> produced, exec::execute(*plan, pin.eps, {}, plan->outputs, pool));
     // Map back to the node's output positions (unnamed outputs stay empty).
     // Only tensors can become initializers.

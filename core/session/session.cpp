@@ -7,6 +7,7 @@
 #include "exec/executor.h"
 #include "exec/plan_builder.h"
 #include "exec/subgraph_plan.h"
+#include "memory/memory_arenas.h"
 #include "onnx/model_loader.h"
 #include "onnx/model_saver.h"
 #include "partition/partitioner.h"
@@ -29,6 +30,7 @@ struct Session::Impl {
   std::vector<std::unique_ptr<plugin_host::EpInstance>> ep_storage;
   std::vector<plugin_host::EpInstance*> eps;
   std::unique_ptr<exec::ExecutionPlan> plan;  // destroyed before the EPs (declared after them)
+  std::unique_ptr<memory::MemoryArenas> arenas;  // every buffer of every run comes from here
   std::unique_ptr<exec::RunResourcePool> resources;
   std::shared_ptr<exec::ThreadPool> inter_op;  // parallel sessions only
   PlacementReport placement;
@@ -38,7 +40,8 @@ struct Session::Impl {
   ~Impl() {
     inter_op.reset();  // no run is in flight: its workers are idle
     resources.reset();
-    plan.reset();
+    plan.reset();  // with the subgraph plans and their pools
+    arenas.reset();  // before the EPs whose allocators hold its chunks
     eps.clear();
     ep_storage.clear();
   }
@@ -128,6 +131,7 @@ ValueInfo Session::Impl::declared(const std::string& name) const {
 Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& options) {
   model_name = model.source;
   graph = model.graph;
+  arenas = std::make_unique<memory::MemoryArenas>(env->config());
   size_t priority_count = 0;
   int fallback = -1;
   LOOM_RETURN_IF_ERROR(create_eps(options, &priority_count, &fallback));
@@ -181,7 +185,7 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   LOOM_ASSIGN_OR_RETURN(partition::Assignment assignment, partition::partition(pin));
   placement = assignment.report;
   LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps, plan_options({})));
-  resources = std::make_unique<exec::RunResourcePool>(*plan, eps);
+  resources = std::make_unique<exec::RunResourcePool>(*plan, eps, *arenas);
   if (env->config().execution_mode == ExecutionMode::kParallel)
     inter_op = env->config().shared_inter_op ? env->shared_inter_op_pool() : session::make_inter_op_pool(env->config());
   log::logger()->debug("{}: plan\n{}", model_name, plan->to_string());
@@ -207,7 +211,7 @@ Expected<std::shared_ptr<const exec::SubgraphPlan>> Session::Impl::plan_subgraph
   sub->formal_inputs = subgraph.inputs;
   for (const std::string& c : subgraph.outer_scope_references()) sub->captures.push_back(c);
   LOOM_ASSIGN_OR_RETURN(sub->plan, exec::build_plan(subgraph, assignment, eps, plan_options(sub->captures)));
-  sub->resources = std::make_unique<exec::RunResourcePool>(*sub->plan, eps);
+  sub->resources = std::make_unique<exec::RunResourcePool>(*sub->plan, eps, *arenas);
   return std::shared_ptr<const exec::SubgraphPlan>(std::move(sub));
 }
 
@@ -237,6 +241,32 @@ const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs; 
 const PlacementReport& Session::placement() const { return impl_->placement; }
 std::string Session::describe_plan() const { return impl_->plan->to_string(); }
 int64_t Session::planned_peak_bytes() const { return impl_->plan->planned_peak_bytes(); }
+
+std::vector<MemoryStats> Session::memory_stats() const {
+  std::vector<MemoryStats> out;
+  for (const exec::MemoryKind& m : impl_->plan->memories) {
+    MemoryStats s;
+    s.memory = plugin_host::memory_name(m.info);
+    s.planned_peak_bytes = m.arena_bytes;
+    out.push_back(s);
+  }
+  for (const memory::MemoryArenas::Entry& e : impl_->arenas->stats()) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const MemoryStats& s) { return s.memory == e.memory; });
+    if (it == out.end()) {
+      out.emplace_back();
+      it = std::prev(out.end());
+      it->memory = e.memory;
+    }
+    it->limit_bytes = e.limit_bytes;
+    it->reserved_bytes = e.stats.reserved_bytes;
+    it->in_use_bytes = e.stats.in_use_bytes;
+    it->peak_in_use_bytes = e.stats.peak_in_use_bytes;
+    it->peak_reserved_bytes = e.stats.peak_reserved_bytes;
+    it->allocations = e.stats.allocations;
+    it->failed_allocations = e.stats.failed_allocations;
+  }
+  return out;
+}
 
 Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds) const {
   auto names = [&] {

@@ -12,6 +12,9 @@
 //     "threads": { "intra_op": int >= 0, "inter_op": int >= 0,  // 0 = default
 //                  "spin_us": int >= 0,          // inter-op workers poll this long before sleeping (default 2000)
 //                  "shared_inter_op": bool },    // one inter-op pool for every session of the environment
+//     "memory": { "arena_limit_mb": { "<memory kind, e.g. cpu>" | "*": int >= 0 },  // 0 / absent = no limit
+//                 "arena_growth": "double" | "exact",      // next chunk: double the last (default) or just the request
+//                 "shrink_after_run": bool },              // return idle memory to the device after each run
 //     "log_level": "trace" | "debug" | "info" | "warn" | "error" | "off"  // default "warn"
 //   }
 // Environment overrides: LOOM_PLUGIN_PATH (':'-separated dirs added to
@@ -32,6 +35,7 @@ enum class OptimizationLevel { kDisabled = 0, kBasic = 1, kExtended = 2, kLayout
 // independent steps run concurrently on the inter-op pool (the calling
 // thread helps); results are the same.
 enum class ExecutionMode { kSequential = 0, kParallel = 1 };
+enum class ArenaGrowth { kDouble = 0, kExact = 1 };
 
 struct Config {
   std::vector<std::string> plugin_dirs;
@@ -54,6 +58,14 @@ struct Config {
   int inter_op_threads = 0;
   int spin_us = 2000;
   bool shared_inter_op = false;  // else each parallel session has its own pool
+  // Most MiB each memory kind's arena may reserve, by memory kind name ("*"
+  // for every kind not named); a run that needs more fails with
+  // StatusCode::kOutOfMemory naming the memory kind.
+  std::map<std::string, int64_t> arena_limit_mb;
+  ArenaGrowth arena_growth = ArenaGrowth::kDouble;
+  // Frees a run's buffers and every idle chunk when no run is in flight
+  // (slower runs, smallest footprint between runs).
+  bool shrink_arenas_after_run = false;
   std::string log_level = "warn";
 
   static Expected<Config> from_json_string(const std::string& json, const std::string& source_name = "config");

@@ -65,6 +65,21 @@ class CancelToken {
   std::atomic<bool> flag_{false};
 };
 
+// Memory of one kind (host "cpu" or an EP's device memory) as the session
+// uses it: what the memory plan reserves per run, and what the session's
+// arena for that kind holds now and held at most. Bytes.
+struct MemoryStats {
+  std::string memory;
+  int64_t planned_peak_bytes = 0;   // the plan's buffers per run (known before the first run)
+  int64_t limit_bytes = 0;          // the configured arena limit; 0 = none
+  int64_t reserved_bytes = 0;       // held from the device now
+  int64_t in_use_bytes = 0;         // handed out now (runs in flight)
+  int64_t peak_in_use_bytes = 0;
+  int64_t peak_reserved_bytes = 0;
+  int64_t allocations = 0;          // arena allocations so far (planned blocks and unplanned tensors)
+  int64_t failed_allocations = 0;   // refused by the limit or the device
+};
+
 struct RunOptions {
   std::shared_ptr<CancelToken> cancel;  // optional
   // Names the run in its log lines and errors ("model: [tag] ...").
@@ -115,6 +130,9 @@ class Session {
   // Bytes the memory planner reserves for intermediate values at peak, for
   // the shapes known when the plan was made.
   int64_t planned_peak_bytes() const;
+  // Per memory kind: planned bytes and the arena's current and peak use.
+  // Thread-safe.
+  std::vector<MemoryStats> memory_stats() const;
 
  private:
   Session();

@@ -116,6 +116,22 @@ TEST(ConfigTest, ExecutionModeAndInterOpPool) {
             "config.json: threads.spin_us: expected a non-negative integer, got -5");
 }
 
+TEST(ConfigTest, MemoryArenas) {
+  auto c = Config::from_json_string(
+      R"({"memory": {"arena_limit_mb": {"cpu": 512, "*": 64}, "arena_growth": "exact", "shrink_after_run": true}})");
+  ASSERT_TRUE(c.has_value()) << c.status().message();
+  EXPECT_EQ(c->arena_limit_mb.at("cpu"), 512);
+  EXPECT_EQ(c->arena_limit_mb.at("*"), 64);
+  EXPECT_EQ(c->arena_growth, ArenaGrowth::kExact);
+  EXPECT_TRUE(c->shrink_arenas_after_run);
+  EXPECT_NE(c->to_json().find("\"arena_growth\": \"exact\""), std::string::npos) << c->to_json();
+  EXPECT_EQ(error_of(R"({"memory": {"arena_limit_mb": {"cpu": -1}}})"),
+            "config.json: memory.arena_limit_mb.cpu: expected a non-negative integer, got -1");
+  EXPECT_EQ(error_of(R"({"memory": {"arena_growth": "triple"}})"),
+            "config.json: memory.arena_growth: expected one of \"double\", \"exact\", got \"triple\"");
+  EXPECT_EQ(error_of(R"({"memory": {"limit": 3}})"), "config.json: unknown key 'memory.limit'");
+}
+
 TEST(ConfigTest, WrongTypesNameTheirPath) {
   EXPECT_EQ(error_of(R"({"threads": {"intra_op": "x"}})"),
             "config.json: threads.intra_op: expected a non-negative integer, got \"x\"");

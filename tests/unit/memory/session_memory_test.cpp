@@ -1,0 +1,135 @@
+// Session memory: every run's buffers come from per-memory-kind arenas with
+// the configured limits, and Session::memory_stats reports plan and use.
+#include <gtest/gtest.h>
+
+#include "common/model_builder.h"
+#include "common/test_env.h"
+
+namespace loom {
+namespace {
+
+using testing::float_tensor;
+
+// x[N, 1024] -> Relu -> Sigmoid -> Neg -> y; N is symbolic, so intermediates
+// are not planned and come from the arena at run time.
+std::string dynamic_model() {
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {-1, 1024});
+  m.node("Relu", {"x"}, {"a"}, "relu");
+  m.node("Sigmoid", {"a"}, {"b"}, "sigmoid");
+  m.node("Neg", {"b"}, {"y"}, "neg");
+  m.output("y", ::onnx::TensorProto::FLOAT, {-1, 1024});
+  return m.bytes();
+}
+
+// The same with a fixed shape [64, 1024]: intermediates are planned.
+std::string static_model() {
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {64, 1024});
+  m.node("Relu", {"x"}, {"a"}, "relu");
+  m.node("Sigmoid", {"a"}, {"b"}, "sigmoid");
+  m.node("Neg", {"b"}, {"y"}, "neg");
+  m.output("y", ::onnx::TensorProto::FLOAT, {64, 1024});
+  return m.bytes();
+}
+
+Tensor rows(int64_t n) { return float_tensor({n, 1024}, std::vector<float>(static_cast<size_t>(n) * 1024, 0.5f)); }
+
+std::unique_ptr<Session> session_with(Config config, const std::string& model, const std::string& plugins = "") {
+  if (config.providers.empty()) config.providers = {"reference"};
+  config.optimization_level = OptimizationLevel::kDisabled;
+  auto s = Session::create_from_bytes(testing::make_env(config, plugins), model);
+  EXPECT_TRUE(s.has_value()) << s.status().message();
+  return s.has_value() ? std::move(*s) : nullptr;
+}
+
+const MemoryStats* stats_of(const std::vector<MemoryStats>& all, const std::string& memory) {
+  for (const MemoryStats& s : all)
+    if (s.memory == memory) return &s;
+  return nullptr;
+}
+
+TEST(SessionMemoryTest, PlannedPeakIsKnownBeforeTheFirstRunAndArenaHoldsIt) {
+  auto s = session_with({}, static_model());
+  ASSERT_TRUE(s);
+  const MemoryStats* before = stats_of(s->memory_stats(), "cpu");
+  ASSERT_NE(before, nullptr);
+  // a and b, 256 KiB each, live at once.
+  EXPECT_EQ(before->planned_peak_bytes, 2 * 64 * 1024 * 4);
+  EXPECT_EQ(before->reserved_bytes, 0);
+  ASSERT_TRUE(s->run({{"x", rows(64)}}).has_value());
+  auto all = s->memory_stats();
+  const MemoryStats* after = stats_of(all, "cpu");
+  ASSERT_NE(after, nullptr);
+  EXPECT_GE(after->reserved_bytes, after->planned_peak_bytes);
+  // The planned block stays with the session for the next run.
+  EXPECT_EQ(after->in_use_bytes, after->planned_peak_bytes);
+  const int64_t allocations = after->allocations;
+  ASSERT_TRUE(s->run({{"x", rows(64)}}).has_value());
+  EXPECT_EQ(stats_of(s->memory_stats(), "cpu")->allocations, allocations) << "steady-state runs allocate nothing";
+}
+
+TEST(SessionMemoryTest, ShrinkAfterRunGivesEverythingBack) {
+  Config c;
+  c.shrink_arenas_after_run = true;
+  auto s = session_with(c, static_model());
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->run({{"x", rows(64)}}).has_value());
+  const MemoryStats* after = stats_of(s->memory_stats(), "cpu");
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->in_use_bytes, 0);
+  EXPECT_EQ(after->reserved_bytes, 0);
+  EXPECT_GE(after->peak_in_use_bytes, after->planned_peak_bytes);
+  ASSERT_TRUE(s->run({{"x", rows(64)}}).has_value()) << "a shrunk session runs again";
+}
+
+TEST(SessionMemoryTest, ArenaLimitRefusesBigRunsAndStaysUsable) {
+  Config c;
+  c.arena_limit_mb = {{"cpu", 1}};
+  auto s = session_with(c, dynamic_model());
+  ASSERT_TRUE(s);
+  auto small = s->run({{"x", rows(16)}});
+  ASSERT_TRUE(small.has_value()) << small.status().message();
+  // 1024 rows: each intermediate is 4 MiB.
+  auto big = s->run({{"x", rows(1024)}});
+  ASSERT_FALSE(big.has_value());
+  EXPECT_EQ(big.status().code(), StatusCode::kOutOfMemory) << big.status().message();
+  EXPECT_NE(big.status().message().find("arena 'cpu'"), std::string::npos) << big.status().message();
+  EXPECT_NE(big.status().message().find("relu"), std::string::npos) << big.status().message();
+  const MemoryStats* st = stats_of(s->memory_stats(), "cpu");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->limit_bytes, 1 << 20);
+  EXPECT_GE(st->failed_allocations, 1);
+  EXPECT_EQ(st->in_use_bytes, 0) << "a failed run gives back what it took";
+  auto again = s->run({{"x", rows(16)}});
+  EXPECT_TRUE(again.has_value()) << again.status().message();
+}
+
+TEST(SessionMemoryTest, DeviceMemoryHasItsOwnArenaAndLimit) {
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {-1, 1024});
+  m.node("Relu", {"x"}, {"a"}, "relu");
+  m.node("Relu", {"a"}, {"y"}, "relu2");
+  m.output("y", ::onnx::TensorProto::FLOAT, {-1, 1024});
+  Config c;
+  c.providers = {"test_async", "reference"};
+  c.arena_limit_mb = {{"test_async", 1}, {"*", 64}};
+  auto s = session_with(c, m.bytes(), "async");
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->run({{"x", rows(16)}}).has_value());
+  auto all = s->memory_stats();
+  const MemoryStats* device = stats_of(all, "test_async");
+  const MemoryStats* host = stats_of(all, "cpu");
+  ASSERT_NE(device, nullptr);
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(device->limit_bytes, 1 << 20);
+  EXPECT_EQ(host->limit_bytes, int64_t{64} << 20);
+  EXPECT_GT(device->peak_in_use_bytes, 0);
+  auto big = s->run({{"x", rows(1024)}});
+  ASSERT_FALSE(big.has_value());
+  EXPECT_EQ(big.status().code(), StatusCode::kOutOfMemory);
+  EXPECT_NE(big.status().message().find("arena 'test_async'"), std::string::npos) << big.status().message();
+}
+
+}  // namespace
+}  // namespace loom
