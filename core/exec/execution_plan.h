@@ -40,6 +40,8 @@ struct Slot {
   int64_t planned_offset = -1;      // offset in the run's arena of `memory`, -1 if not planned
   int64_t planned_bytes = 0;
   int readers = 0;                  // steps reading the slot (inputs and subgraph captures)
+  int produced_at = -1;             // kIntermediate: the step that makes it
+  int dies_at = -1;                 // kIntermediate: the step after which it is dropped
 };
 
 enum class StepKind { kKernel, kPartition, kCopy, kRecord, kWait, kBarrier };

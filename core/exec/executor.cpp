@@ -102,21 +102,35 @@ class ParallelRun {
 Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
                                         const std::map<std::string, const LOOM_Value*>& inputs,
                                         const std::vector<SlotId>& outputs, RunResourcePool& pool,
-                                        const std::atomic<bool>* cancel, ThreadPool* inter_op) {
+                                        const ExecuteOptions& options) {
   LOOM_ASSIGN_OR_RETURN(std::unique_ptr<RunResources> resources, pool.acquire());
-  std::vector<ValuePtr> result;
+  const bool parallel = options.inter_op != nullptr;
+  // The pattern's blocks, one per memory kind, for this run only.
+  std::vector<void*> pattern_blocks(plan.memories.size(), nullptr);
   Status status;
-  {
+  if (!parallel && options.pattern != nullptr)
+    for (size_t m = 0; status.is_ok() && m < plan.memories.size(); ++m) {
+      if (options.pattern->block_bytes[m] == 0) continue;
+      auto block = resources->arenas[m]->allocate(options.pattern->block_bytes[m]);
+      if (block) pattern_blocks[m] = *block;
+      else status = block.status().with_context("buffers of the run's shapes");
+    }
+  std::vector<ValuePtr> result;
+  if (status.is_ok()) {
     // Its destructor synchronizes the streams, also when a step failed.
-    RunState run(plan, eps, *resources, cancel, inter_op != nullptr);
+    RunState run(plan, eps, *resources, options.cancel, parallel);
+    if (!parallel) run.set_dynamic_memory(options.pattern, pattern_blocks, options.recorded);
     run.bind(inputs);
-    status = inter_op != nullptr ? ParallelRun(plan, run, *inter_op, cancel).run() : run_in_order(plan, run, cancel);
+    status = parallel ? ParallelRun(plan, run, *options.inter_op, options.cancel).run()
+                      : run_in_order(plan, run, options.cancel);
     for (size_t i = 0; status.is_ok() && i < outputs.size(); ++i) {
       auto v = run.take_output(outputs[i]);
       if (!v) status = v.status();
       else result.push_back(std::move(*v));
     }
   }
+  for (size_t m = 0; m < pattern_blocks.size(); ++m)
+    if (pattern_blocks[m] != nullptr) resources->arenas[m]->free(pattern_blocks[m]);
   pool.release(std::move(resources));
   if (!status) return status;
   return result;

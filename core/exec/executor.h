@@ -20,19 +20,30 @@
 namespace loom::exec {
 
 class ThreadPool;
+struct MemoryPattern;
+
+struct ExecuteOptions {
+  // When it becomes true the run stops before its next step (and subgraph
+  // runs before theirs) with StatusCode::kCancelled. May be NULL.
+  const std::atomic<bool>* cancel = nullptr;
+  // Run in parallel on this pool; the calling thread takes part until the
+  // run is done. NULL: sequential.
+  ThreadPool* inter_op = nullptr;
+  // Sequential runs with dynamic shapes (exec/memory_pattern.h): place the
+  // intermediates the static plan could not size by `pattern`, else record
+  // the bytes each takes into `recorded` (one entry per slot).
+  const MemoryPattern* pattern = nullptr;
+  std::vector<int64_t>* recorded = nullptr;
+};
 
 using ValuePtr = std::unique_ptr<LOOM_Value>;
 
 // Runs the plan once. `inputs` are bound by name (validated by the caller)
 // and borrowed for the run; returns new host values for `outputs` (slots from
 // plan.outputs).
-// `cancel` (may be NULL): when it becomes true the run stops before its next
-// step (and subgraph runs before theirs) with StatusCode::kCancelled.
-// `inter_op` (may be NULL): run in parallel on this pool; the calling thread
-// takes part until the run is done.
 Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
                                         const std::map<std::string, const LOOM_Value*>& inputs,
                                         const std::vector<SlotId>& outputs, RunResourcePool& pool,
-                                        const std::atomic<bool>* cancel = nullptr, ThreadPool* inter_op = nullptr);
+                                        const ExecuteOptions& options = {});
 
 }  // namespace loom::exec

@@ -480,6 +480,8 @@ class PlanBuilder {
       if (slot.kind != SlotKind::kIntermediate || producer[s] < 0) continue;
       const int dies = std::max(producer[s], last_use[s]);
       plan_->steps[dies].frees.push_back(static_cast<SlotId>(s));
+      slot.produced_at = producer[s];
+      slot.dies_at = dies;
       if (!slot.type.fully_known() || slot.type.kind != ir::ValueKind::kTensor || dtype_size(slot.type.dtype) == 0)
         continue;
       auto count = checked_element_count(slot.type.known_dims());

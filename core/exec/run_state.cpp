@@ -69,7 +69,8 @@ class KernelContext final : public LOOM_KernelContext {
       feeds[c] = v;
     }
     LOOM_ASSIGN_OR_RETURN(std::vector<ValuePtr> result,
-                          execute(*sub.plan, run_.eps(), feeds, sub.plan->outputs, *sub.resources, run_.cancel()));
+                          execute(*sub.plan, run_.eps(), feeds, sub.plan->outputs, *sub.resources,
+                                  ExecuteOptions{run_.cancel()}));
     if (result.size() != output_count)
       return invalid_argument(step_.label + ": subgraph '" + attr + "' has " + std::to_string(result.size()) +
                               " outputs, the kernel asked for " + std::to_string(output_count));
@@ -115,6 +116,14 @@ RunState::RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpI
   if (!parallel_) return;
   readers_left_ = std::make_unique<std::atomic<int>[]>(plan.slots.size());
   for (size_t s = 0; s < plan.slots.size(); ++s) readers_left_[s].store(plan.slots[s].readers);
+}
+
+void RunState::set_dynamic_memory(const MemoryPattern* pattern, std::vector<void*> blocks,
+                                  std::vector<int64_t>* recorded) {
+  pattern_ = pattern;
+  pattern_blocks_ = std::move(blocks);
+  recorded_ = recorded;
+  if (recorded_ != nullptr) recorded_->assign(plan_.slots.size(), 0);
 }
 
 void RunState::drop(RuntimeValue& rv) {
@@ -213,6 +222,9 @@ LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, co
       if (!parallel_ && intermediate && s->planned_offset >= 0 && bytes <= s->planned_bytes &&
           planned_[memory] != nullptr) {
         v.tensor.data = static_cast<char*>(planned_[memory]) + s->planned_offset;
+      } else if (pattern_ != nullptr && intermediate && pattern_->offsets[slot] >= 0 &&
+                 bytes <= pattern_->bytes[slot] && pattern_blocks_[memory] != nullptr) {
+        v.tensor.data = static_cast<char*>(pattern_blocks_[memory]) + pattern_->offsets[slot];
       } else if (memory == 0 && !intermediate) {
         // Graph outputs (and values set aside for the caller) live in a
         // Tensor of their own, handed to the caller without a copy.
@@ -232,6 +244,7 @@ LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, co
         }
         rv.device = *p;
         rv.arena = arena;
+        if (recorded_ != nullptr && intermediate) (*recorded_)[slot] = std::max((*recorded_)[slot], bytes);
         v.tensor.data = rv.device;
       }
     }

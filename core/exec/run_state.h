@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "exec/execution_plan.h"
+#include "exec/memory_pattern.h"
 #include "exec/run_resources.h"
 #include "memory/arena.h"
 #include "plugin_host/abi_objects.h"
@@ -82,6 +83,10 @@ class RunState {
   // streams are idle when some stream may still read or write it.
   void drop(RuntimeValue& rv);
   LOOM_Stream* stream(size_t index) const { return resources_.streams[index]; }
+  // Sequential runs with dynamic shapes: unplanned intermediates go to
+  // `pattern` offsets in `blocks` (per memory kind) when it has them, and
+  // their sizes are recorded in `recorded` (one entry per slot) when set.
+  void set_dynamic_memory(const MemoryPattern* pattern, std::vector<void*> blocks, std::vector<int64_t>* recorded);
   // Parallel runs: drops what `step` was the last reader of.
   void finish_step(const Step& step);
 
@@ -128,6 +133,9 @@ class RunState {
   DeferredFrees deferred_;
   std::atomic<bool> streams_idle_{true};  // false once work may be queued on a stream
   const bool parallel_;
+  const MemoryPattern* pattern_ = nullptr;
+  std::vector<void*> pattern_blocks_;
+  std::vector<int64_t>* recorded_ = nullptr;
   std::unique_ptr<std::atomic<int>[]> readers_left_;  // parallel runs: per slot
 };
 

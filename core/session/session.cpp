@@ -5,6 +5,7 @@
 
 #include "base/logging.h"
 #include "exec/executor.h"
+#include "exec/memory_pattern.h"
 #include "exec/plan_builder.h"
 #include "exec/subgraph_plan.h"
 #include "memory/memory_arenas.h"
@@ -33,6 +34,10 @@ struct Session::Impl {
   std::unique_ptr<memory::MemoryArenas> arenas;  // every buffer of every run comes from here
   std::unique_ptr<exec::RunResourcePool> resources;
   std::shared_ptr<exec::ThreadPool> inter_op;  // parallel sessions only
+  // Intermediates whose size the static plan could not know (symbolic
+  // dimensions): their memory is planned per input-shape signature.
+  bool has_unplanned_intermediates = false;
+  exec::MemoryPatternCache patterns;
   PlacementReport placement;
   std::vector<ValueInfo> inputs, outputs;
   std::set<std::string> required_inputs;
@@ -53,6 +58,8 @@ struct Session::Impl {
   Expected<std::shared_ptr<const exec::SubgraphPlan>> plan_subgraph(const ir::Graph& subgraph);
   Status prepare(onnxio::LoadedModel model, const SessionOptions& options);
   Status validate_inputs(const std::map<std::string, Value>& feeds) const;
+  // The input shapes as a cache key; false when an input is not a tensor.
+  static bool shape_signature(const std::map<std::string, Value>& feeds, std::string* signature);
   // A graph value's declared kind, type and shape.
   ValueInfo declared(const std::string& name) const;
 };
@@ -186,6 +193,8 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   placement = assignment.report;
   LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps, plan_options({})));
   resources = std::make_unique<exec::RunResourcePool>(*plan, eps, *arenas);
+  for (const exec::Slot& slot : plan->slots)
+    if (slot.kind == exec::SlotKind::kIntermediate && slot.planned_offset < 0) has_unplanned_intermediates = true;
   if (env->config().execution_mode == ExecutionMode::kParallel)
     inter_op = env->config().shared_inter_op ? env->shared_inter_op_pool() : session::make_inter_op_pool(env->config());
   log::logger()->debug("{}: plan\n{}", model_name, plan->to_string());
@@ -242,6 +251,8 @@ const PlacementReport& Session::placement() const { return impl_->placement; }
 std::string Session::describe_plan() const { return impl_->plan->to_string(); }
 int64_t Session::planned_peak_bytes() const { return impl_->plan->planned_peak_bytes(); }
 
+size_t Session::memory_pattern_count() const { return impl_->patterns.size(); }
+
 std::vector<MemoryStats> Session::memory_stats() const {
   std::vector<MemoryStats> out;
   for (const exec::MemoryKind& m : impl_->plan->memories) {
@@ -266,6 +277,15 @@ std::vector<MemoryStats> Session::memory_stats() const {
     it->failed_allocations = e.stats.failed_allocations;
   }
   return out;
+}
+
+bool Session::Impl::shape_signature(const std::map<std::string, Value>& feeds, std::string* signature) {
+  signature->clear();
+  for (const auto& [name, v] : feeds) {
+    if (!v.is_tensor()) return false;
+    *signature += name + ":" + dims_string(v.tensor().dims()) + ";";
+  }
+  return true;
 }
 
 Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds) const {
@@ -337,9 +357,25 @@ Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Val
     owned.push_back(plugin_host::from_public(v));
     feeds[name] = owned.back().get();
   }
-  auto result = exec::execute(plan, impl_->eps, feeds, wanted, *impl_->resources,
-                              run_options.cancel ? run_options.cancel->flag() : nullptr, impl_->inter_op.get());
+  exec::ExecuteOptions execute_options;
+  execute_options.cancel = run_options.cancel ? run_options.cancel->flag() : nullptr;
+  execute_options.inter_op = impl_->inter_op.get();
+  // Dynamic shapes: the first sequential run with these input shapes
+  // records what its unplanned intermediates take; later ones reuse the
+  // memory pattern planned from that.
+  std::string signature;
+  std::shared_ptr<const exec::MemoryPattern> pattern;
+  std::vector<int64_t> recorded;
+  if (impl_->has_unplanned_intermediates && !impl_->inter_op && impl_->shape_signature(inputs, &signature)) {
+    pattern = impl_->patterns.find(signature);
+    if (pattern) execute_options.pattern = pattern.get();
+    else execute_options.recorded = &recorded;
+  }
+  auto result = exec::execute(plan, impl_->eps, feeds, wanted, *impl_->resources, execute_options);
   if (!result) return result.status().with_context(context);
+  if (execute_options.recorded != nullptr)
+    impl_->patterns.insert(signature,
+                           std::make_shared<const exec::MemoryPattern>(exec::build_memory_pattern(plan, recorded)));
   std::vector<Value> out;
   for (const auto& v : *result) {
     LOOM_ASSIGN_OR_RETURN(Value pv, plugin_host::to_public(*v));

@@ -133,6 +133,9 @@ class Session {
   // Per memory kind: planned bytes and the arena's current and peak use.
   // Thread-safe.
   std::vector<MemoryStats> memory_stats() const;
+  // Memory plans made at run time for models with symbolic dimensions: one
+  // per input-shape signature seen (a bounded, least-recently-used cache).
+  size_t memory_pattern_count() const;
 
  private:
   Session();

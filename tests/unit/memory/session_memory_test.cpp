@@ -105,6 +105,32 @@ TEST(SessionMemoryTest, ArenaLimitRefusesBigRunsAndStaysUsable) {
   EXPECT_TRUE(again.has_value()) << again.status().message();
 }
 
+TEST(SessionMemoryTest, DynamicShapesArePlannedOncePerSignature) {
+  auto s = session_with({}, dynamic_model());
+  ASSERT_TRUE(s);
+  auto allocations = [&] { return stats_of(s->memory_stats(), "cpu")->allocations; };
+  auto run = [&](int64_t n) {
+    auto out = s->run({{"x", rows(n)}});
+    EXPECT_TRUE(out.has_value()) << out.status().message();
+    return out.has_value() ? testing::values_of((*out)[0]) : std::vector<float>{};
+  };
+  EXPECT_EQ(s->memory_pattern_count(), 0u);
+  const std::vector<float> first = run(16);
+  EXPECT_EQ(s->memory_pattern_count(), 1u);
+  // Later runs with the same shapes take one block for both intermediates.
+  int64_t before = allocations();
+  EXPECT_EQ(run(16), first);
+  EXPECT_EQ(allocations() - before, 1);
+  before = allocations();
+  EXPECT_EQ(run(32).size(), 32u * 1024);
+  EXPECT_EQ(allocations() - before, 2) << "new shapes record first";
+  EXPECT_EQ(s->memory_pattern_count(), 2u);
+  before = allocations();
+  EXPECT_EQ(run(16), first);
+  EXPECT_EQ(allocations() - before, 1);
+  EXPECT_EQ(s->memory_pattern_count(), 2u);
+}
+
 TEST(SessionMemoryTest, DeviceMemoryHasItsOwnArenaAndLimit) {
   testing::ModelBuilder m;
   m.input("x", ::onnx::TensorProto::FLOAT, {-1, 1024});
