@@ -120,6 +120,7 @@ Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::ve
     // Its destructor synchronizes the streams, also when a step failed.
     RunState run(plan, eps, *resources, options.cancel, parallel);
     if (!parallel) run.set_dynamic_memory(options.pattern, pattern_blocks, options.recorded);
+    run.set_bindings(options.bindings);
     run.bind(inputs);
     status = parallel ? ParallelRun(plan, run, *options.inter_op, options.cancel).run()
                       : run_in_order(plan, run, options.cancel);

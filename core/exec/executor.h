@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,24 @@ namespace loom::exec {
 class ThreadPool;
 struct MemoryPattern;
 
+// IO binding resolved to the plan's steps and slots by the session.
+struct RunBindings {
+  // Copy steps (by index) that do not run: their output is this value (a
+  // bound input already in the copy's destination memory), or stays unset
+  // when nothing reads it (an output kept on the device).
+  std::map<size_t, const LOOM_Value*> skipped_copies;
+  struct Output {
+    std::string name;  // the graph output, for messages
+    // Pre-allocated: the produced dtype and dims must be these.
+    DType dtype = DType::kUndefined;
+    Dims dims;
+    void* data = nullptr;
+    // Otherwise: storage for what the step produces (in the slot's memory).
+    std::function<Expected<void*>(DType, const Dims&)> allocate;
+  };
+  std::map<SlotId, Output> outputs;
+};
+
 struct ExecuteOptions {
   // When it becomes true the run stops before its next step (and subgraph
   // runs before theirs) with StatusCode::kCancelled. May be NULL.
@@ -34,6 +53,7 @@ struct ExecuteOptions {
   // the bytes each takes into `recorded` (one entry per slot).
   const MemoryPattern* pattern = nullptr;
   std::vector<int64_t>* recorded = nullptr;
+  const RunBindings* bindings = nullptr;
 };
 
 using ValuePtr = std::unique_ptr<LOOM_Value>;

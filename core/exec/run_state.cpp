@@ -126,6 +126,27 @@ void RunState::set_dynamic_memory(const MemoryPattern* pattern, std::vector<void
   if (recorded_ != nullptr) recorded_->assign(plan_.slots.size(), 0);
 }
 
+void* RunState::bound_storage(const RunBindings& b, SlotId slot, DType dtype, const Dims& dims, int64_t bytes,
+                              Status* why) {
+  const RunBindings::Output& out = b.outputs.at(slot);
+  if (out.data == nullptr) {
+    auto p = out.allocate(dtype, dims);
+    if (!p) {
+      *why = p.status().with_context("output '" + out.name + "'");
+      return nullptr;
+    }
+    return *p;
+  }
+  if (out.dtype != dtype || out.dims != dims) {
+    *why = invalid_argument("output '" + out.name + "' is bound to a " + dtype_name(out.dtype) + " " +
+                            dims_string(out.dims) + " buffer, but the run makes " + dtype_name(dtype) + " " +
+                            dims_string(dims));
+    return nullptr;
+  }
+  (void)bytes;
+  return out.data;
+}
+
 void RunState::drop(RuntimeValue& rv) {
   if (rv.device != nullptr && resources_.streams.size() > 1) {
     std::lock_guard<std::mutex> lock(deferred_mutex_);
@@ -219,7 +240,10 @@ LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, co
       }
       const int64_t bytes = *count * static_cast<int64_t>(esize);
       const bool intermediate = s != nullptr && s->kind == SlotKind::kIntermediate;
-      if (!parallel_ && intermediate && s->planned_offset >= 0 && bytes <= s->planned_bytes &&
+      if (bindings_ != nullptr && bindings_->outputs.count(slot)) {
+        v.tensor.data = bound_storage(*bindings_, slot, t, d, bytes, why);
+        if (v.tensor.data == nullptr && bytes > 0) return nullptr;
+      } else if (!parallel_ && intermediate && s->planned_offset >= 0 && bytes <= s->planned_bytes &&
           planned_[memory] != nullptr) {
         v.tensor.data = static_cast<char*>(planned_[memory]) + s->planned_offset;
       } else if (pattern_ != nullptr && intermediate && pattern_->offsets[slot] >= 0 &&
@@ -339,6 +363,17 @@ Status RunState::run_step(const Step& step) {
       return run_sync_step(step);
     default:
       break;
+  }
+  if (step.kind == StepKind::kCopy && bindings_ != nullptr && !bindings_->skipped_copies.empty()) {
+    auto skipped = bindings_->skipped_copies.find(static_cast<size_t>(&step - plan_.steps.data()));
+    if (skipped != bindings_->skipped_copies.end()) {
+      if (skipped->second != nullptr) {
+        RuntimeValue& out = values_[step.outputs[0]];
+        out.borrowed = skipped->second;
+        out.ready = true;
+      }
+      return Status::ok();
+    }
   }
   for (SlotId s : step.inputs)
     if (s != kNoSlot && !values_[s].ready)

@@ -19,6 +19,8 @@
 
 namespace loom::exec {
 
+struct RunBindings;
+
 using ValuePtr = std::unique_ptr<LOOM_Value>;
 
 // Device storage a run has let go of while a stream may still use it: freed
@@ -87,6 +89,8 @@ class RunState {
   // `pattern` offsets in `blocks` (per memory kind) when it has them, and
   // their sizes are recorded in `recorded` (one entry per slot) when set.
   void set_dynamic_memory(const MemoryPattern* pattern, std::vector<void*> blocks, std::vector<int64_t>* recorded);
+  // IO binding (may be NULL): skipped copies and where bound outputs go.
+  void set_bindings(const RunBindings* bindings) { bindings_ = bindings; }
   // Parallel runs: drops what `step` was the last reader of.
   void finish_step(const Step& step);
 
@@ -95,6 +99,9 @@ class RunState {
   // Allocates a tensor for `slot` with dtype and dims; NULL plus a reason on failure.
   LOOM_Tensor* allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, const int64_t* dims, uint64_t rank,
                         Status* why);
+  // Storage for a slot bound by IO binding: the caller's buffer, or one
+  // made for the caller. NULL data with `why` set on failure.
+  void* bound_storage(const RunBindings& b, SlotId slot, DType dtype, const Dims& dims, int64_t bytes, Status* why);
 
   Status set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value);
 
@@ -136,6 +143,7 @@ class RunState {
   const MemoryPattern* pattern_ = nullptr;
   std::vector<void*> pattern_blocks_;
   std::vector<int64_t>* recorded_ = nullptr;
+  const RunBindings* bindings_ = nullptr;
   std::unique_ptr<std::atomic<int>[]> readers_left_;  // parallel runs: per slot
 };
 

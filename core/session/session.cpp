@@ -1,17 +1,11 @@
-#include "loom/session.h"
+#include "session/session_impl.h"
 
 #include <algorithm>
 #include <set>
 
 #include "base/logging.h"
-#include "exec/executor.h"
-#include "exec/memory_pattern.h"
 #include "exec/plan_builder.h"
-#include "exec/subgraph_plan.h"
-#include "memory/memory_arenas.h"
-#include "onnx/model_loader.h"
 #include "onnx/model_saver.h"
-#include "partition/partitioner.h"
 #include "plugin_host/plugin_registry.h"
 #include "session/fusion_gate.h"
 #include "session/inter_op_pool.h"
@@ -23,46 +17,6 @@ namespace loom {
 namespace {
 constexpr const char* kFallbackProvider = "reference";
 }
-
-struct Session::Impl {
-  std::shared_ptr<Environment> env;
-  std::string model_name;
-  std::shared_ptr<ir::Graph> graph;
-  std::vector<std::unique_ptr<plugin_host::EpInstance>> ep_storage;
-  std::vector<plugin_host::EpInstance*> eps;
-  std::unique_ptr<exec::ExecutionPlan> plan;  // destroyed before the EPs (declared after them)
-  std::unique_ptr<memory::MemoryArenas> arenas;  // every buffer of every run comes from here
-  std::unique_ptr<exec::RunResourcePool> resources;
-  std::shared_ptr<exec::ThreadPool> inter_op;  // parallel sessions only
-  // Intermediates whose size the static plan could not know (symbolic
-  // dimensions): their memory is planned per input-shape signature.
-  bool has_unplanned_intermediates = false;
-  exec::MemoryPatternCache patterns;
-  PlacementReport placement;
-  std::vector<ValueInfo> inputs, outputs;
-  std::set<std::string> required_inputs;
-
-  ~Impl() {
-    inter_op.reset();  // no run is in flight: its workers are idle
-    resources.reset();
-    plan.reset();  // with the subgraph plans and their pools
-    arenas.reset();  // before the EPs whose allocators hold its chunks
-    eps.clear();
-    ep_storage.clear();
-  }
-
-  partition::PartitionInputs partition_inputs;  // graph left empty; reused for subgraphs
-
-  Status create_eps(const SessionOptions& options, size_t* priority_count, int* fallback);
-  exec::PlanOptions plan_options(std::vector<std::string> extra_inputs);
-  Expected<std::shared_ptr<const exec::SubgraphPlan>> plan_subgraph(const ir::Graph& subgraph);
-  Status prepare(onnxio::LoadedModel model, const SessionOptions& options);
-  Status validate_inputs(const std::map<std::string, Value>& feeds) const;
-  // The input shapes as a cache key; false when an input is not a tensor.
-  static bool shape_signature(const std::map<std::string, Value>& feeds, std::string* signature);
-  // A graph value's declared kind, type and shape.
-  ValueInfo declared(const std::string& name) const;
-};
 
 Session::Session() : impl_(std::make_unique<Impl>()) {}
 Session::~Session() = default;
@@ -288,6 +242,26 @@ bool Session::Impl::shape_signature(const std::map<std::string, Value>& feeds, s
   return true;
 }
 
+Status Session::Impl::check_tensor_input(const std::string& name, DType dtype, const Dims& dims) const {
+  const ValueInfo* info = nullptr;
+  for (const ValueInfo& v : inputs)
+    if (v.name == name) info = &v;
+  if (info == nullptr) return Status::ok();  // an overridable initializer
+  const std::string where = model_name + ": input '" + name + "'";
+  if (info->kind == ValueKind::kSequence) return invalid_argument(where + " must be a sequence");
+  if (info->dtype != DType::kUndefined && info->dtype != dtype)
+    return invalid_argument(where + " must be " + dtype_name(info->dtype) + ", got " + dtype_name(dtype));
+  if (!info->has_shape) return Status::ok();
+  if (info->shape.size() != dims.size())
+    return invalid_argument(where + " must have rank " + std::to_string(info->shape.size()) + ", got shape " +
+                            dims_string(dims));
+  for (size_t i = 0; i < info->shape.size(); ++i)
+    if (info->shape[i].value >= 0 && info->shape[i].value != dims[i])
+      return invalid_argument(where + " dimension " + std::to_string(i) + " must be " +
+                              std::to_string(info->shape[i].value) + ", got shape " + dims_string(dims));
+  return Status::ok();
+}
+
 Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds) const {
   auto names = [&] {
     std::string s;
@@ -314,18 +288,7 @@ Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds)
       continue;
     }
     if (!value.is_tensor()) continue;  // an empty optional
-    const Tensor& t = value.tensor();
-    if (info->dtype != DType::kUndefined && info->dtype != t.dtype())
-      return invalid_argument(where + " must be " + dtype_name(info->dtype) + ", got " + dtype_name(t.dtype()));
-    if (info->has_shape) {
-      if (info->shape.size() != t.dims().size())
-        return invalid_argument(where + " must have rank " + std::to_string(info->shape.size()) + ", got shape " +
-                                dims_string(t.dims()));
-      for (size_t i = 0; i < info->shape.size(); ++i)
-        if (info->shape[i].value >= 0 && info->shape[i].value != t.dims()[i])
-          return invalid_argument(where + " dimension " + std::to_string(i) + " must be " +
-                                  std::to_string(info->shape[i].value) + ", got shape " + dims_string(t.dims()));
-    }
+    LOOM_RETURN_IF_ERROR(check_tensor_input(name, value.tensor().dtype(), value.tensor().dims()));
   }
   for (const std::string& r : required_inputs)
     if (!feeds.count(r)) return invalid_argument(model_name + ": missing input '" + r + "'");

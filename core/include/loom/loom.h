@@ -3,6 +3,7 @@
 #include "loom/config.h"
 #include "loom/environment.h"
 #include "loom/graph_passes.h"
+#include "loom/io_binding.h"
 #include "loom/session.h"
 #include "loom/status.h"
 #include "loom/tensor.h"

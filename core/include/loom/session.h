@@ -11,6 +11,7 @@
 
 #include "loom/config.h"
 #include "loom/environment.h"
+#include "loom/io_binding.h"
 #include "loom/status.h"
 #include "loom/tensor.h"
 #include "loom/value.h"
@@ -122,6 +123,19 @@ class Session {
   Expected<std::vector<Value>> run_values(const std::map<std::string, Value>& inputs,
                                           const std::vector<std::string>& output_names = {},
                                           const RunOptions& options = {}) const;
+
+  // Runs on the buffers bound in `binding` (see loom/io_binding.h): inputs
+  // read where they are, outputs written into bound buffers or left in the
+  // bound memory kind. Every required input must be bound; only bound
+  // outputs are delivered. Thread-safe (one binding per run at a time).
+  Status run(IoBinding& binding, const RunOptions& options = {}) const;
+  // A buffer in memory kind `memory` ("cpu" or an EP's), freed when the last
+  // holder lets go (before the session is destroyed).
+  Expected<std::shared_ptr<DeviceBuffer>> allocate(const std::string& memory, DType dtype, const Dims& dims) const;
+  // Synchronous copies between host tensors and buffers in any memory kind
+  // of the session, through the EPs' data transfers.
+  Expected<Tensor> copy_to_host(const DeviceTensor& src) const;
+  Status copy_from_host(const Tensor& src, const DeviceTensor& dst) const;
 
   const PlacementReport& placement() const;
   // The execution plan as text: steps (kernel launches, partition launches,

@@ -1,0 +1,71 @@
+// Session internals shared by the files that implement Session.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "exec/executor.h"
+#include "exec/memory_pattern.h"
+#include "exec/plan_builder.h"
+#include "exec/subgraph_plan.h"
+#include "exec/thread_pool.h"
+#include "loom/io_binding.h"
+#include "loom/session.h"
+#include "memory/memory_arenas.h"
+#include "onnx/model_loader.h"
+#include "partition/partitioner.h"
+
+namespace loom {
+
+struct Session::Impl {
+  std::shared_ptr<Environment> env;
+  std::string model_name;
+  std::shared_ptr<ir::Graph> graph;
+  std::vector<std::unique_ptr<plugin_host::EpInstance>> ep_storage;
+  std::vector<plugin_host::EpInstance*> eps;
+  std::unique_ptr<exec::ExecutionPlan> plan;  // destroyed before the EPs (declared after them)
+  std::unique_ptr<memory::MemoryArenas> arenas;  // every buffer of every run comes from here
+  std::unique_ptr<exec::RunResourcePool> resources;
+  std::shared_ptr<exec::ThreadPool> inter_op;  // parallel sessions only
+  // Intermediates whose size the static plan could not know (symbolic
+  // dimensions): their memory is planned per input-shape signature.
+  bool has_unplanned_intermediates = false;
+  exec::MemoryPatternCache patterns;
+  PlacementReport placement;
+  std::vector<ValueInfo> inputs, outputs;
+  std::set<std::string> required_inputs;
+
+  ~Impl() {
+    inter_op.reset();  // no run is in flight: its workers are idle
+    resources.reset();
+    plan.reset();  // with the subgraph plans and their pools
+    arenas.reset();  // before the EPs whose allocators hold its chunks
+    eps.clear();
+    ep_storage.clear();
+  }
+
+  partition::PartitionInputs partition_inputs;  // graph left empty; reused for subgraphs
+
+  Status create_eps(const SessionOptions& options, size_t* priority_count, int* fallback);
+  exec::PlanOptions plan_options(std::vector<std::string> extra_inputs);
+  Expected<std::shared_ptr<const exec::SubgraphPlan>> plan_subgraph(const ir::Graph& subgraph);
+  Status prepare(onnxio::LoadedModel model, const SessionOptions& options);
+  Status validate_inputs(const std::map<std::string, Value>& feeds) const;
+  // A tensor given for input `name` has the declared dtype and shape.
+  Status check_tensor_input(const std::string& name, DType dtype, const Dims& dims) const;
+  // The input shapes as a cache key; false when an input is not a tensor.
+  static bool shape_signature(const std::map<std::string, Value>& feeds, std::string* signature);
+  // IO binding (session_io_binding.cpp): memory kinds by name, buffers in
+  // them, and synchronous copies between them through the EPs' transfers.
+  Expected<const LOOM_MemoryInfo*> memory_info(const std::string& memory) const;
+  Expected<std::shared_ptr<DeviceBuffer>> allocate(const std::string& memory, DType dtype, const Dims& dims) const;
+  Status copy(const DeviceTensor& src, const DeviceTensor& dst) const;
+  // A graph value's declared kind, type and shape.
+  ValueInfo declared(const std::string& name) const;
+};
+
+
+}  // namespace loom

@@ -1,0 +1,204 @@
+// Session::run on an IoBinding, and the device buffers and copies it needs.
+#include <cstdlib>
+
+#include "plugin_host/abi_objects.h"
+#include "session/session_impl.h"
+
+namespace loom {
+
+Expected<const LOOM_MemoryInfo*> Session::Impl::memory_info(const std::string& memory) const {
+  if (memory == plugin_host::memory_name(plugin_host::host_memory())) return &plugin_host::host_memory();
+  std::string known = "cpu";
+  for (const plugin_host::EpInstance* ep : eps) {
+    if (plugin_host::memory_name(ep->memory()) == memory) return &ep->memory();
+    known += ", " + plugin_host::memory_name(ep->memory());
+  }
+  return invalid_argument(model_name + ": no provider of this session uses memory '" + memory + "' (memory kinds: " +
+                          known + ")");
+}
+
+Expected<std::shared_ptr<DeviceBuffer>> Session::Impl::allocate(const std::string& memory, DType dtype,
+                                                               const Dims& dims) const {
+  LOOM_ASSIGN_OR_RETURN(const LOOM_MemoryInfo* info, memory_info(memory));
+  DeviceTensor t{dtype, dims, nullptr, memory};
+  const int64_t bytes = t.byte_size();
+  if (bytes < 0 || dtype_size(dtype) == 0)
+    return invalid_argument(model_name + ": cannot allocate " + dtype_name(dtype) + " " + dims_string(dims) +
+                            " in '" + memory + "'");
+  const uint64_t size = static_cast<uint64_t>(bytes > 0 ? bytes : 1);
+  const LOOM_Allocator* allocator = nullptr;
+  for (const plugin_host::EpInstance* ep : eps)
+    if (ep->allocator() != nullptr && plugin_host::same_memory(ep->memory(), *info)) allocator = ep->allocator();
+  std::function<void(void*)> free;
+  if (allocator == nullptr) {
+    t.data = std::aligned_alloc(64, (size + 63) / 64 * 64);
+    free = [](void* p) { std::free(p); };
+  } else {
+    t.data = allocator->alloc(allocator->state, size, 64);
+    free = [allocator](void* p) { allocator->free(allocator->state, p); };
+  }
+  if (t.data == nullptr)
+    return Status(StatusCode::kOutOfMemory,
+                  model_name + ": cannot allocate " + std::to_string(bytes) + " bytes in '" + memory + "'");
+  return std::make_shared<DeviceBuffer>(std::move(t), std::move(free));
+}
+
+Status Session::Impl::copy(const DeviceTensor& src, const DeviceTensor& dst) const {
+  if (src.dtype != dst.dtype || src.dims != dst.dims)
+    return invalid_argument(model_name + ": cannot copy " + dtype_name(src.dtype) + " " + dims_string(src.dims) +
+                            " into " + dtype_name(dst.dtype) + " " + dims_string(dst.dims));
+  LOOM_ASSIGN_OR_RETURN(const LOOM_MemoryInfo* from, memory_info(src.memory));
+  LOOM_ASSIGN_OR_RETURN(const LOOM_MemoryInfo* to, memory_info(dst.memory));
+  const int64_t bytes = src.byte_size();
+  if (bytes <= 0) return Status::ok();
+  if (from == to && plugin_host::same_memory(*from, plugin_host::host_memory())) {
+    std::memcpy(dst.data, src.data, static_cast<size_t>(bytes));
+    return Status::ok();
+  }
+  for (const plugin_host::EpInstance* ep : eps) {
+    const LOOM_DataTransfer* t = ep->data_transfer();
+    if (t == nullptr || !t->can_copy(t->state, from, to)) continue;
+    LOOM_DataTransfer_Copy_Args args{};
+    args.struct_size = LOOM_DataTransfer_Copy_Args_STRUCT_SIZE;
+    args.src_memory = from;
+    args.src = src.data;
+    args.dst_memory = to;
+    args.dst = dst.data;
+    args.bytes = static_cast<uint64_t>(bytes);
+    return plugin_host::from_abi(t->copy(t->state, &args))
+        .with_context(model_name + ": copy from '" + src.memory + "' to '" + dst.memory + "'");
+  }
+  return not_implemented(model_name + ": no provider copies from '" + src.memory + "' to '" + dst.memory + "'");
+}
+
+Expected<std::shared_ptr<DeviceBuffer>> Session::allocate(const std::string& memory, DType dtype,
+                                                         const Dims& dims) const {
+  return impl_->allocate(memory, dtype, dims);
+}
+
+Expected<Tensor> Session::copy_to_host(const DeviceTensor& src) const {
+  LOOM_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(src.dtype, src.dims));
+  LOOM_RETURN_IF_ERROR(impl_->copy(src, DeviceTensor{t.dtype(), t.dims(), t.mutable_data(), "cpu"}));
+  return t;
+}
+
+Status Session::copy_from_host(const Tensor& src, const DeviceTensor& dst) const {
+  return impl_->copy(DeviceTensor{src.dtype(), src.dims(), const_cast<void*>(src.data()), "cpu"}, dst);
+}
+
+namespace {
+
+// A value viewing the caller's buffer (not owned).
+std::unique_ptr<LOOM_Value> view_value(const DeviceTensor& t, const LOOM_MemoryInfo* memory) {
+  auto v = std::make_unique<LOOM_Value>();
+  v->kind = LOOM_VALUE_TENSOR;
+  v->tensor.dtype = static_cast<int32_t>(t.dtype);
+  v->tensor.dims = t.dims;
+  auto count = checked_element_count(t.dims);
+  v->tensor.count = count ? static_cast<uint64_t>(*count) : 0;
+  v->tensor.data = t.data;
+  v->tensor.memory = memory;
+  return v;
+}
+
+}  // namespace
+
+Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
+  const Impl& s = *impl_;
+  const exec::ExecutionPlan& plan = *s.plan;
+  const std::string context = run_options.tag.empty() ? s.model_name : s.model_name + ": [" + run_options.tag + "]";
+  auto step_of = [&](exec::SlotId slot, exec::StepKind kind) -> int {
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      if (plan.steps[i].kind == kind)
+        for (exec::SlotId o : plan.steps[i].outputs)
+          if (o == slot) return static_cast<int>(i);
+    return -1;
+  };
+  exec::RunBindings bound;
+  std::vector<std::unique_ptr<LOOM_Value>> owned;
+  std::vector<Tensor> staged;  // host copies of device inputs that host steps read
+  std::map<std::string, const LOOM_Value*> feeds;
+  for (const IoBinding::Input& in : binding.inputs()) {
+    auto slot_it = std::find_if(plan.inputs.begin(), plan.inputs.end(), [&](const auto& p) { return p.first == in.name; });
+    if (slot_it == plan.inputs.end()) return invalid_argument(context + ": unknown input '" + in.name + "'");
+    if (in.is_host) {
+      LOOM_RETURN_IF_ERROR(s.check_tensor_input(in.name, in.host.dtype(), in.host.dims()));
+      owned.push_back(plugin_host::from_public(Value(in.host)));
+      feeds[in.name] = owned.back().get();
+      continue;
+    }
+    LOOM_ASSIGN_OR_RETURN(const LOOM_MemoryInfo* memory, s.memory_info(in.device.memory));
+    LOOM_RETURN_IF_ERROR(s.check_tensor_input(in.name, in.device.dtype, in.device.dims));
+    owned.push_back(view_value(in.device, memory));
+    const LOOM_Value* device_view = owned.back().get();
+    if (plugin_host::same_memory(*memory, plugin_host::host_memory())) {
+      feeds[in.name] = device_view;
+    } else {
+      // Copies into this memory read the caller's buffer in place; any other
+      // reader gets a host copy made now.
+      bool host_readers = false;
+      for (size_t i = 0; i < plan.steps.size(); ++i) {
+        const exec::Step& st = plan.steps[i];
+        bool reads = std::find(st.inputs.begin(), st.inputs.end(), slot_it->second) != st.inputs.end();
+        for (const auto& [name, c] : st.captures) reads = reads || c == slot_it->second;
+        if (!reads) continue;
+        if (st.kind == exec::StepKind::kCopy &&
+            plugin_host::same_memory(plan.memories[plan.slots[st.outputs[0]].memory].info, *memory))
+          bound.skipped_copies[i] = device_view;
+        else
+          host_readers = true;
+      }
+      if (host_readers) {
+        LOOM_ASSIGN_OR_RETURN(Tensor host, copy_to_host(in.device));
+        staged.push_back(host);
+        owned.push_back(plugin_host::from_public(Value(host)));
+        feeds[in.name] = owned.back().get();
+      }
+    }
+  }
+  for (IoBinding::Output& out : binding.outputs()) {
+    auto it = std::find(plan.output_names.begin(), plan.output_names.end(), out.name);
+    if (it == plan.output_names.end()) return invalid_argument(context + ": unknown output '" + out.name + "'");
+    exec::SlotId slot = plan.outputs[it - plan.output_names.begin()];
+    LOOM_ASSIGN_OR_RETURN(const LOOM_MemoryInfo* memory, s.memory_info(out.target.memory));
+    if (!plugin_host::same_memory(plan.memories[plan.slots[slot].memory].info, *memory)) {
+      // Made on a device and copied to the host: keep it where it is made.
+      const int copy = step_of(slot, exec::StepKind::kCopy);
+      const exec::SlotId made = copy >= 0 ? plan.steps[copy].inputs[0] : exec::kNoSlot;
+      if (made == exec::kNoSlot || !plugin_host::same_memory(plan.memories[plan.slots[made].memory].info, *memory))
+        return invalid_argument(context + ": output '" + out.name + "' is made in '" +
+                                plugin_host::memory_name(plan.memories[plan.slots[made == exec::kNoSlot ? slot : made].memory].info) +
+                                "' memory, not '" + out.target.memory + "'; bind it to that memory or to 'cpu'");
+      if (plan.slots[slot].readers == 0) bound.skipped_copies[static_cast<size_t>(copy)] = nullptr;
+      slot = made;
+    }
+    exec::RunBindings::Output& o = bound.outputs[slot];
+    o.name = out.name;
+    out.result.reset();
+    if (out.preallocated) {
+      o.dtype = out.target.dtype;
+      o.dims = out.target.dims;
+      o.data = out.target.data;
+    } else {
+      IoBinding::Output* target = &out;
+      const Impl* impl = &s;
+      o.allocate = [target, impl](DType dtype, const Dims& dims) -> Expected<void*> {
+        LOOM_ASSIGN_OR_RETURN(target->result, impl->allocate(target->target.memory, dtype, dims));
+        return target->result->tensor().data;
+      };
+    }
+  }
+  for (const std::string& r : s.required_inputs)
+    if (std::none_of(binding.inputs().begin(), binding.inputs().end(),
+                     [&](const IoBinding::Input& in) { return in.name == r; }))
+      return invalid_argument(context + ": missing input '" + r + "'");
+  exec::ExecuteOptions options;
+  options.cancel = run_options.cancel ? run_options.cancel->flag() : nullptr;
+  options.inter_op = s.inter_op.get();
+  options.bindings = &bound;
+  auto result = exec::execute(plan, s.eps, feeds, {}, *s.resources, options);
+  if (!result) return result.status().with_context(context);
+  return Status::ok();
+}
+
+}  // namespace loom
