@@ -1,5 +1,7 @@
 #include "exec/executor.h"
 
+#include <chrono>
+
 #include "exec/run_state.h"
 #include "exec/thread_pool.h"
 
@@ -23,10 +25,22 @@ Status as_cancelled_if(const Status& status, const std::atomic<bool>* cancel) {
   return status;
 }
 
+// Runs step `i`; at debug level, logs it with its (launch) time.
+Status run_logged(const ExecutionPlan& plan, RunState& run, size_t i) {
+  if (!log::enabled(spdlog::level::debug)) return run.run_step(plan.steps[i]);
+  const auto start = std::chrono::steady_clock::now();
+  Status status = run.run_step(plan.steps[i]);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  log::write(spdlog::level::debug, "step " + std::to_string(i) + "/" + std::to_string(plan.steps.size()) + " " +
+                                       plan.steps[i].label + ": " + std::to_string(ms) + " ms" +
+                                       (status ? "" : " (failed)"));
+  return status;
+}
+
 Status run_in_order(const ExecutionPlan& plan, RunState& run, const std::atomic<bool>* cancel) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     if (is_cancelled(cancel)) return cancelled_before(i, plan.steps.size());
-    Status status = as_cancelled_if(run.run_step(plan.steps[i]), cancel);
+    Status status = as_cancelled_if(run_logged(plan, run, i), cancel);
     if (!status) return status;
   }
   return Status::ok();
@@ -38,11 +52,13 @@ Status run_in_order(const ExecutionPlan& plan, RunState& run, const std::atomic<
 // remaining steps are skipped (but still counted, so the wait ends).
 class ParallelRun {
  public:
-  ParallelRun(const ExecutionPlan& plan, RunState& run, ThreadPool& pool, const std::atomic<bool>* cancel)
+  ParallelRun(const ExecutionPlan& plan, RunState& run, ThreadPool& pool, const std::atomic<bool>* cancel,
+              const log::RunLogContext* log)
       : plan_(plan),
         run_(run),
         pool_(pool),
         cancel_(cancel),
+        log_(log),
         pending_(std::make_unique<std::atomic<int>[]>(plan.steps.size())),
         remaining_(plan.steps.size()) {
     for (size_t i = 0; i < plan.steps.size(); ++i) pending_[i].store(plan.step_graph.dependency_count[i]);
@@ -58,10 +74,11 @@ class ParallelRun {
 
  private:
   void run_from(size_t step) {
+    log::RunLogScope scope(log_);
     for (;;) {
       if (!failed_.load(std::memory_order_relaxed)) {
         Status st = is_cancelled(cancel_) ? cancelled_before(step, plan_.steps.size())
-                                          : as_cancelled_if(run_.run_step(plan_.steps[step]), cancel_);
+                                          : as_cancelled_if(run_logged(plan_, run_, step), cancel_);
         if (st) run_.finish_step(plan_.steps[step]);
         else record_failure(std::move(st));
       }
@@ -90,6 +107,7 @@ class ParallelRun {
   RunState& run_;
   ThreadPool& pool_;
   const std::atomic<bool>* cancel_;
+  const log::RunLogContext* log_;
   std::unique_ptr<std::atomic<int>[]> pending_;
   std::atomic<size_t> remaining_;
   std::atomic<bool> failed_{false};
@@ -122,7 +140,8 @@ Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::ve
     if (!parallel) run.set_dynamic_memory(options.pattern, pattern_blocks, options.recorded);
     run.set_bindings(options.bindings);
     run.bind(inputs);
-    status = parallel ? ParallelRun(plan, run, *options.inter_op, options.cancel).run()
+    log::RunLogScope scope(options.log);
+    status = parallel ? ParallelRun(plan, run, *options.inter_op, options.cancel, options.log).run()
                       : run_in_order(plan, run, options.cancel);
     for (size_t i = 0; status.is_ok() && i < outputs.size(); ++i) {
       auto v = run.take_output(outputs[i]);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "exec/execution_plan.h"
+#include "base/logging.h"
 #include "exec/run_resources.h"
 #include "plugin_host/abi_objects.h"
 
@@ -54,6 +55,9 @@ struct ExecuteOptions {
   const MemoryPattern* pattern = nullptr;
   std::vector<int64_t>* recorded = nullptr;
   const RunBindings* bindings = nullptr;
+  // The run's log level and tag, for every thread working on the run (may
+  // be NULL: the caller's).
+  const log::RunLogContext* log = nullptr;
 };
 
 using ValuePtr = std::unique_ptr<LOOM_Value>;

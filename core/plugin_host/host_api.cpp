@@ -33,10 +33,14 @@ void log_message(int32_t level, LOOM_StringView source, LOOM_StringView message)
              : level == LOOM_LOG_INFO  ? spdlog::level::info
              : level == LOOM_LOG_WARN  ? spdlog::level::warn
                                        : spdlog::level::err;
-  log::logger()->log(lvl, "[{}] {}", std::string_view(source.data ? source.data : "", source.size),
-                     std::string_view(message.data ? message.data : "", message.size));
+  log::write(lvl, "[" + std::string(source.data ? source.data : "", source.size) + "] " +
+                     std::string(message.data ? message.data : "", message.size));
 }
-int32_t log_level() { return static_cast<int32_t>(log::logger()->level()) > 4 ? LOOM_LOG_ERROR + 1 : static_cast<int32_t>(log::logger()->level()); }
+// spdlog's levels trace..err are LOOM_LOG_TRACE..ERROR; above that, nothing is logged.
+int32_t log_level() {
+  const int32_t l = static_cast<int32_t>(log::effective_level());
+  return l > LOOM_LOG_ERROR ? LOOM_LOG_ERROR + 1 : l;
+}
 
 // --- graph view ---
 uint64_t graph_node_count(const LOOM_GraphView* g) { return g->nodes.size(); }

@@ -233,6 +233,17 @@ std::vector<MemoryStats> Session::memory_stats() const {
   return out;
 }
 
+Expected<std::optional<log::RunLogContext>> Session::Impl::run_log(const RunOptions& options) const {
+  if (options.log_level.empty() && options.tag.empty()) return std::optional<log::RunLogContext>();
+  if (!options.log_level.empty() && !log::is_level_name(options.log_level))
+    return invalid_argument(model_name + ": run log level '" + options.log_level +
+                            "' is not one of trace, debug, info, warn, error, off");
+  log::RunLogContext c;
+  c.level = options.log_level.empty() ? log::effective_level() : spdlog::level::from_str(options.log_level);
+  c.tag = options.tag;
+  return std::optional<log::RunLogContext>(c);
+}
+
 bool Session::Impl::shape_signature(const std::map<std::string, Value>& feeds, std::string* signature) {
   signature->clear();
   for (const auto& [name, v] : feeds) {
@@ -320,7 +331,9 @@ Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Val
     owned.push_back(plugin_host::from_public(v));
     feeds[name] = owned.back().get();
   }
+  LOOM_ASSIGN_OR_RETURN(std::optional<log::RunLogContext> run_log, impl_->run_log(run_options));
   exec::ExecuteOptions execute_options;
+  execute_options.log = run_log ? &*run_log : nullptr;
   execute_options.cancel = run_options.cancel ? run_options.cancel->flag() : nullptr;
   execute_options.inter_op = impl_->inter_op.get();
   // Dynamic shapes: the first sequential run with these input shapes

@@ -2,11 +2,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "base/logging.h"
 #include "exec/executor.h"
 #include "exec/memory_pattern.h"
 #include "exec/plan_builder.h"
@@ -54,6 +56,8 @@ struct Session::Impl {
   Expected<std::shared_ptr<const exec::SubgraphPlan>> plan_subgraph(const ir::Graph& subgraph);
   Status prepare(onnxio::LoadedModel model, const SessionOptions& options);
   Status validate_inputs(const std::map<std::string, Value>& feeds) const;
+  // The run's log level and tag (none when RunOptions sets neither).
+  Expected<std::optional<log::RunLogContext>> run_log(const RunOptions& options) const;
   // A tensor given for input `name` has the declared dtype and shape.
   Status check_tensor_input(const std::string& name, DType dtype, const Dims& dims) const;
   // The input shapes as a cache key; false when an input is not a tensor.

@@ -192,7 +192,9 @@ Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
     if (std::none_of(binding.inputs().begin(), binding.inputs().end(),
                      [&](const IoBinding::Input& in) { return in.name == r; }))
       return invalid_argument(context + ": missing input '" + r + "'");
+  LOOM_ASSIGN_OR_RETURN(std::optional<log::RunLogContext> run_log, s.run_log(run_options));
   exec::ExecuteOptions options;
+  options.log = run_log ? &*run_log : nullptr;
   options.cancel = run_options.cancel ? run_options.cancel->flag() : nullptr;
   options.inter_op = s.inter_op.get();
   options.bindings = &bound;

@@ -85,6 +85,9 @@ struct RunOptions {
   std::shared_ptr<CancelToken> cancel;  // optional
   // Names the run in its log lines and errors ("model: [tag] ...").
   std::string tag;
+  // The log level for this run only ("trace" ... "off"; empty: the
+  // environment's). At "debug" the executor logs every step with its time.
+  std::string log_level;
 };
 
 struct SessionOptions {

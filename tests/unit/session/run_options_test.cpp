@@ -128,5 +128,63 @@ TEST(RunOptionsTest, CancelReachesALoopBody) {
   EXPECT_LT(ms, 5000) << "the Loop ran on after cancel()";
 }
 
+// x -> Relu -> Neg -> y, on the reference EP.
+std::string small_model() {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {2, 3});
+  m.node("Relu", {"x"}, {"r"}, "relu");
+  m.node("Neg", {"r"}, {"y"}, "neg");
+  m.output("y", kFloat, {2, 3});
+  return m.bytes();
+}
+
+std::string logged_run(const Session& s, const RunOptions& options, bool* ok) {
+  ::testing::internal::CaptureStderr();
+  auto out = s.run({{"x", testing::float_tensor({2, 3}, {1, -2, 3, -4, 5, -6})}}, {}, options);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  *ok = out.has_value();
+  return err;
+}
+
+TEST(RunOptionsTest, PerRunLogLevelAndTag) {
+  auto env = testing::reference_env();  // global level: warn
+  auto s = Session::create_from_bytes(env, small_model());
+  ASSERT_TRUE(s.has_value()) << s.status().message();
+  bool ok = false;
+  RunOptions debug;
+  debug.log_level = "debug";
+  debug.tag = "request-42";
+  std::string err = logged_run(**s, debug, &ok);
+  EXPECT_TRUE(ok);
+  EXPECT_NE(err.find("[request-42] step 0/2 node 'relu' (Relu) on 'reference'"), std::string::npos) << err;
+  EXPECT_NE(err.find("[request-42] step 1/2 node 'neg' (Neg)"), std::string::npos) << err;
+  // Other runs keep the environment's level.
+  err = logged_run(**s, RunOptions{}, &ok);
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(err.find("step 0/2"), std::string::npos) << err;
+  RunOptions bad;
+  bad.log_level = "chatty";
+  auto out = (*s)->run({{"x", testing::float_tensor({2, 3}, {1, 2, 3, 4, 5, 6})}}, {}, bad);
+  ASSERT_FALSE(out.has_value());
+  EXPECT_NE(out.status().message().find("run log level 'chatty'"), std::string::npos) << out.status().message();
+}
+
+TEST(RunOptionsTest, PerRunLogLevelReachesParallelWorkers) {
+  Config c;
+  c.providers = {"reference"};
+  c.execution_mode = ExecutionMode::kParallel;
+  c.inter_op_threads = 2;
+  auto s = Session::create_from_bytes(testing::make_env(c), small_model());
+  ASSERT_TRUE(s.has_value()) << s.status().message();
+  RunOptions debug;
+  debug.log_level = "debug";
+  debug.tag = "par";
+  bool ok = false;
+  const std::string err = logged_run(**s, debug, &ok);
+  EXPECT_TRUE(ok);
+  EXPECT_NE(err.find("[par] step 0/2"), std::string::npos) << err;
+  EXPECT_NE(err.find("[par] step 1/2"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace loom
