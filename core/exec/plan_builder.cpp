@@ -473,21 +473,37 @@ class PlanBuilder {
       read.erase(kNoSlot);
       for (SlotId s : read) ++plan_->slots[s].readers;
     }
-    std::vector<std::vector<memory::BufferRequest>> requests(plan_->memories.size());
-    std::vector<std::vector<SlotId>> request_slots(plan_->memories.size());
+    // Sizes and lifetimes of the intermediates the static shapes determine.
+    std::vector<int64_t> bytes(ns, -1);
+    std::vector<int> dies(ns, -1);
     for (size_t s = 0; s < ns; ++s) {
       Slot& slot = plan_->slots[s];
       if (slot.kind != SlotKind::kIntermediate || producer[s] < 0) continue;
-      const int dies = std::max(producer[s], last_use[s]);
-      plan_->steps[dies].frees.push_back(static_cast<SlotId>(s));
+      dies[s] = std::max(producer[s], last_use[s]);
+      plan_->steps[dies[s]].frees.push_back(static_cast<SlotId>(s));
       slot.produced_at = producer[s];
-      slot.dies_at = dies;
+      slot.dies_at = dies[s];
       if (!slot.type.fully_known() || slot.type.kind != ir::ValueKind::kTensor || dtype_size(slot.type.dtype) == 0)
         continue;
       auto count = checked_element_count(slot.type.known_dims());
-      if (!count) continue;
-      requests[slot.memory].push_back({*count * static_cast<int64_t>(dtype_size(slot.type.dtype)), producer[s], dies});
-      request_slots[slot.memory].push_back(static_cast<SlotId>(s));
+      if (count) bytes[s] = *count * static_cast<int64_t>(dtype_size(slot.type.dtype));
+    }
+    // Each slot's buffer: its own, or the one it takes over in place.
+    std::vector<SlotId> buffer(ns);
+    for (size_t s = 0; s < ns; ++s) buffer[s] = static_cast<SlotId>(s);
+    share_buffers_in_place(bytes, dies, buffer);
+    std::vector<int> buffer_end(ns, -1);
+    for (size_t s = 0; s < ns; ++s)
+      if (bytes[s] >= 0) buffer_end[buffer[s]] = std::max(buffer_end[buffer[s]], dies[s]);
+    std::vector<std::vector<memory::BufferRequest>> requests(plan_->memories.size());
+    std::vector<std::vector<SlotId>> request_slots(plan_->memories.size());
+    std::vector<int64_t> request_of(ns, -1);
+    for (size_t s = 0; s < ns; ++s) {
+      if (bytes[s] < 0 || buffer[s] != static_cast<SlotId>(s)) continue;
+      const size_t m = plan_->slots[s].memory;
+      request_of[s] = static_cast<int64_t>(requests[m].size());
+      requests[m].push_back({bytes[s], producer[s], buffer_end[s]});
+      request_slots[m].push_back(static_cast<SlotId>(s));
     }
     for (size_t m = 0; m < plan_->memories.size(); ++m) {
       memory::MemoryPlan mp = memory::plan_memory(requests[m]);
@@ -496,6 +512,38 @@ class PlanBuilder {
         Slot& slot = plan_->slots[request_slots[m][i]];
         slot.planned_offset = mp.offsets[i];
         slot.planned_bytes = requests[m][i].bytes;
+      }
+    }
+    for (size_t s = 0; s < ns; ++s)
+      if (bytes[s] >= 0 && buffer[s] != static_cast<SlotId>(s)) {
+        plan_->slots[s].planned_offset = plan_->slots[buffer[s]].planned_offset;
+        plan_->slots[s].planned_bytes = bytes[s];
+      }
+  }
+
+  // Where a kernel allows it (LOOM_KernelDef.inplace_pairs), an output takes
+  // over the buffer of an input that dies at that step: same memory, same
+  // bytes, both intermediates the static plan sizes. `buffer` maps each slot
+  // to the slot whose buffer it uses.
+  void share_buffers_in_place(const std::vector<int64_t>& bytes, const std::vector<int>& dies,
+                              std::vector<SlotId>& buffer) const {
+    std::vector<bool> donated(bytes.size(), false);
+    for (size_t i = 0; i < plan_->steps.size(); ++i) {
+      const Step& st = plan_->steps[i];
+      if (st.kind != StepKind::kKernel || !LOOM_HAS_FIELD(st.def, LOOM_KernelDef, inplace_pair_count) ||
+          st.def->inplace_pairs == nullptr)
+        continue;
+      for (uint64_t k = 0; k < st.def->inplace_pair_count; ++k) {
+        const int32_t in = st.def->inplace_pairs[2 * k], out = st.def->inplace_pairs[2 * k + 1];
+        if (in < 0 || out < 0 || static_cast<size_t>(in) >= st.inputs.size() ||
+            static_cast<size_t>(out) >= st.outputs.size())
+          continue;
+        const SlotId x = st.inputs[in], o = st.outputs[out];
+        if (x == kNoSlot || o == kNoSlot || donated[x] || bytes[x] < 0 || bytes[x] != bytes[o] ||
+            dies[x] != static_cast<int>(i) || plan_->slots[x].memory != plan_->slots[o].memory)
+          continue;
+        donated[x] = true;
+        buffer[o] = buffer[x];
       }
     }
   }

@@ -171,10 +171,12 @@ void prelu(KernelContext& ctx) {
 
 void register_elementwise_kernels(sdk::KernelRegistry& r) {
   constexpr int kEnd = LOOM_OPSET_OPEN_END;
-  r.add("", "Add", 1, kEnd, add);
-  r.add("", "Sub", 1, kEnd, sub);
-  r.add("", "Mul", 1, kEnd, mul);
-  r.add("", "Div", 1, kEnd, div);
+  // Input 0 the size of the output is not broadcast, so element i reads only
+  // its element i before writing it: the output may take over its buffer.
+  r.add("", "Add", 1, kEnd, add).output_may_reuse_input(0, 0);
+  r.add("", "Sub", 1, kEnd, sub).output_may_reuse_input(0, 0);
+  r.add("", "Mul", 1, kEnd, mul).output_may_reuse_input(0, 0);
+  r.add("", "Div", 1, kEnd, div).output_may_reuse_input(0, 0);
   r.add("", "Pow", 1, kEnd, pow_kernel);
   r.add("", "Mod", 10, kEnd, mod);
   r.add("", "BitShift", 11, kEnd, bit_shift);

@@ -167,45 +167,47 @@ void shrink(KernelContext& ctx) {
 
 }  // namespace
 
+// Every kernel here maps element i to element i of a same-typed output in
+// one pass, so the output may take over its input's buffer.
 void register_elementwise_unary_kernels(sdk::KernelRegistry& r) {
   constexpr int kEnd = LOOM_OPSET_OPEN_END;
-  r.add("", "Abs", 1, kEnd, abs_kernel);
-  r.add("", "Neg", 1, kEnd, neg);
-  r.add("", "Exp", 1, kEnd, exp_kernel);
-  r.add("", "Log", 1, kEnd, log_kernel);
-  r.add("", "Sqrt", 1, kEnd, sqrt_kernel);
-  r.add("", "Reciprocal", 1, kEnd, reciprocal);
-  r.add("", "Floor", 1, kEnd, floor_kernel);
-  r.add("", "Ceil", 1, kEnd, ceil_kernel);
-  r.add("", "Round", 11, kEnd, round_kernel);
-  r.add("", "Sign", 9, kEnd, sign);
-  r.add("", "Erf", 9, kEnd, erf_kernel);
-  r.add("", "Sin", 7, kEnd, sin_kernel);
-  r.add("", "Cos", 7, kEnd, cos_kernel);
-  r.add("", "Tan", 7, kEnd, tan_kernel);
-  r.add("", "Asin", 7, kEnd, asin_kernel);
-  r.add("", "Acos", 7, kEnd, acos_kernel);
-  r.add("", "Atan", 7, kEnd, atan_kernel);
-  r.add("", "Sinh", 9, kEnd, sinh_kernel);
-  r.add("", "Cosh", 9, kEnd, cosh_kernel);
-  r.add("", "Asinh", 9, kEnd, asinh_kernel);
-  r.add("", "Acosh", 9, kEnd, acosh_kernel);
-  r.add("", "Atanh", 9, kEnd, atanh_kernel);
+  r.add("", "Abs", 1, kEnd, abs_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Neg", 1, kEnd, neg).output_may_reuse_input(0, 0);
+  r.add("", "Exp", 1, kEnd, exp_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Log", 1, kEnd, log_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Sqrt", 1, kEnd, sqrt_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Reciprocal", 1, kEnd, reciprocal).output_may_reuse_input(0, 0);
+  r.add("", "Floor", 1, kEnd, floor_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Ceil", 1, kEnd, ceil_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Round", 11, kEnd, round_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Sign", 9, kEnd, sign).output_may_reuse_input(0, 0);
+  r.add("", "Erf", 9, kEnd, erf_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Sin", 7, kEnd, sin_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Cos", 7, kEnd, cos_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Tan", 7, kEnd, tan_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Asin", 7, kEnd, asin_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Acos", 7, kEnd, acos_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Atan", 7, kEnd, atan_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Sinh", 9, kEnd, sinh_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Cosh", 9, kEnd, cosh_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Asinh", 9, kEnd, asinh_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Acosh", 9, kEnd, acosh_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Atanh", 9, kEnd, atanh_kernel).output_may_reuse_input(0, 0);
   r.add("", "IsNaN", 9, kEnd, is_nan);
   r.add("", "IsInf", 10, kEnd, is_inf);
-  r.add("", "Sigmoid", 1, kEnd, sigmoid);
-  r.add("", "Tanh", 1, kEnd, tanh_kernel);
-  r.add("", "Softplus", 1, kEnd, softplus);
-  r.add("", "Softsign", 1, kEnd, softsign);
-  r.add("", "Relu", 1, kEnd, relu);
-  r.add("", "LeakyRelu", 1, kEnd, leaky_relu);
-  r.add("", "Elu", 1, kEnd, elu);
-  r.add("", "Selu", 1, kEnd, selu);
-  r.add("", "Celu", 12, kEnd, celu);
-  r.add("", "HardSigmoid", 1, kEnd, hard_sigmoid);
-  r.add("", "HardSwish", 14, kEnd, hard_swish);
-  r.add("", "ThresholdedRelu", 10, kEnd, thresholded_relu);
-  r.add("", "Shrink", 9, kEnd, shrink);
+  r.add("", "Sigmoid", 1, kEnd, sigmoid).output_may_reuse_input(0, 0);
+  r.add("", "Tanh", 1, kEnd, tanh_kernel).output_may_reuse_input(0, 0);
+  r.add("", "Softplus", 1, kEnd, softplus).output_may_reuse_input(0, 0);
+  r.add("", "Softsign", 1, kEnd, softsign).output_may_reuse_input(0, 0);
+  r.add("", "Relu", 1, kEnd, relu).output_may_reuse_input(0, 0);
+  r.add("", "LeakyRelu", 1, kEnd, leaky_relu).output_may_reuse_input(0, 0);
+  r.add("", "Elu", 1, kEnd, elu).output_may_reuse_input(0, 0);
+  r.add("", "Selu", 1, kEnd, selu).output_may_reuse_input(0, 0);
+  r.add("", "Celu", 12, kEnd, celu).output_may_reuse_input(0, 0);
+  r.add("", "HardSigmoid", 1, kEnd, hard_sigmoid).output_may_reuse_input(0, 0);
+  r.add("", "HardSwish", 14, kEnd, hard_swish).output_may_reuse_input(0, 0);
+  r.add("", "ThresholdedRelu", 10, kEnd, thresholded_relu).output_may_reuse_input(0, 0);
+  r.add("", "Shrink", 9, kEnd, shrink).output_may_reuse_input(0, 0);
 }
 
 }  // namespace loom::reference

@@ -54,8 +54,16 @@ typedef struct LOOM_KernelDef {
   LOOM_Status* (*compute)(const void* kernel, LOOM_KernelContext* ctx);
   /* Releases what create made. Required. */
   void (*release)(void* kernel);
+  /* Optional: in-place pairs, flattened (input, output, input, output...):
+   * output `output` may be given input `input`'s buffer when that input is
+   * an intermediate the host would drop after this step and both take the
+   * same bytes. The kernel must then be correct with the two aliased (an
+   * element-wise kernel that reads element i before writing element i is).
+   * NULL / 0 for none. Lives as long as the table. */
+  const int32_t* inplace_pairs;
+  uint64_t inplace_pair_count; /* pairs, not int32 values */
 } LOOM_KernelDef;
-#define LOOM_KernelDef_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_KernelDef, release)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_KernelDef, release);
+#define LOOM_KernelDef_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_KernelDef, inplace_pair_count)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_KernelDef, inplace_pair_count);
 
 #endif /* LOOM_ABI_KERNEL_H */

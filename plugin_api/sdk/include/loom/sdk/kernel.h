@@ -124,6 +124,18 @@ class KernelRegistry {
     return *this;
   }
 
+  // The kernel added last may write output `output` into input `input`'s
+  // buffer (LOOM_KernelDef.inplace_pairs): only for kernels correct with the
+  // two aliased.
+  KernelRegistry& output_may_reuse_input(int output, int input) {
+    Entry& e = entries_.back();
+    e.inplace.push_back(input);
+    e.inplace.push_back(output);
+    e.def.inplace_pairs = e.inplace.data();
+    e.def.inplace_pair_count = e.inplace.size() / 2;
+    return *this;
+  }
+
   const LOOM_KernelDef* const* defs() const { return pointers_.data(); }
   size_t size() const { return pointers_.size(); }
 
@@ -134,6 +146,7 @@ class KernelRegistry {
     std::vector<LOOM_TypeConstraint> constraints;
     std::vector<const LOOM_TypeConstraint*> constraint_ptrs;
     KernelFn fn = nullptr;
+    std::vector<int32_t> inplace;  // flattened (input, output) pairs
     LOOM_KernelDef def{};
   };
 
