@@ -43,8 +43,23 @@ std::string ExecutionPlan::to_string() const {
     for (size_t k = 0; k < st.outputs.size(); ++k) out += (k ? ", " : "") + slot_name(st.outputs[k]);
     out += ")\n";
   }
-  for (const MemoryKind& m : memories)
-    out += "memory " + plugin_host::memory_name(m.info) + ": planned arena " + std::to_string(m.arena_bytes) + " bytes\n";
+  for (size_t m = 0; m < memories.size(); ++m) {
+    out += "memory " + plugin_host::memory_name(memories[m].info) + ": planned arena " +
+           std::to_string(memories[m].arena_bytes) + " bytes\n";
+    int sized_at_run_time = 0;
+    for (const Slot& slot : slots) {
+      if (slot.memory != m || slot.kind != SlotKind::kIntermediate) continue;
+      if (slot.planned_offset < 0) {
+        ++sized_at_run_time;
+        continue;
+      }
+      out += "  " + slot.name + ": offset " + std::to_string(slot.planned_offset) + ", " +
+             std::to_string(slot.planned_bytes) + " bytes, steps " + std::to_string(slot.produced_at) + "-" +
+             std::to_string(slot.dies_at) + "\n";
+    }
+    if (sized_at_run_time > 0)
+      out += "  " + std::to_string(sized_at_run_time) + " value(s) sized at run time (memory pattern per input shapes)\n";
+  }
   return out;
 }
 
