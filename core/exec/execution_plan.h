@@ -68,6 +68,8 @@ struct Step {
   std::vector<SlotId> outputs;  // kNoSlot for unnamed outputs
   std::vector<SlotId> frees;    // intermediate slots whose last reader is this step
   std::string label;            // "node 'conv1' (Conv) on 'reference'", for messages
+  std::string name;             // for profiles: the node's name (first node of a partition), else the label
+  std::string op_type;          // for profiles: "Conv", "fused(Conv+Relu)", or the kind ("copy", "wait"...)
   // Control flow: the prepared plan of each graph attribute, and the slots of
   // the outer-scope values its bodies capture (by name).
   std::map<std::string, std::shared_ptr<const SubgraphPlan>> subgraphs;

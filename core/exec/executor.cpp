@@ -1,8 +1,10 @@
 #include "exec/executor.h"
 
 #include <chrono>
+#include <optional>
 
 #include "exec/run_state.h"
+#include "exec/step_profiler.h"
 #include "exec/thread_pool.h"
 
 namespace loom::exec {
@@ -25,22 +27,32 @@ Status as_cancelled_if(const Status& status, const std::atomic<bool>* cancel) {
   return status;
 }
 
-// Runs step `i`; at debug level, logs it with its (launch) time.
-Status run_logged(const ExecutionPlan& plan, RunState& run, size_t i) {
-  if (!log::enabled(spdlog::level::debug)) return run.run_step(plan.steps[i]);
+// Runs step `i`; at debug level, logs it with its (launch) time; when
+// profiling, records its spans.
+Status run_logged(const ExecutionPlan& plan, RunState& run, size_t i, StepProfiler* profile) {
+  const bool debug = log::enabled(spdlog::level::debug);
+  if (!debug && profile == nullptr) return run.run_step(plan.steps[i]);
   const auto start = std::chrono::steady_clock::now();
-  Status status = run.run_step(plan.steps[i]);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  log::write(spdlog::level::debug, "step " + std::to_string(i) + "/" + std::to_string(plan.steps.size()) + " " +
-                                       plan.steps[i].label + ": " + std::to_string(ms) + " ms" +
-                                       (status ? "" : " (failed)"));
+  StepTiming timing;
+  if (profile != nullptr) profile->before(i);
+  Status status = run.run_step(plan.steps[i], profile != nullptr ? &timing : nullptr);
+  if (profile != nullptr) {
+    profile->after(i);
+    profile->step_span(i, start, timing, status.is_ok());
+  }
+  if (debug) {
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    log::write(spdlog::level::debug, "step " + std::to_string(i) + "/" + std::to_string(plan.steps.size()) + " " +
+                                         plan.steps[i].label + ": " + std::to_string(ms) + " ms" +
+                                         (status ? "" : " (failed)"));
+  }
   return status;
 }
 
-Status run_in_order(const ExecutionPlan& plan, RunState& run, const std::atomic<bool>* cancel) {
+Status run_in_order(const ExecutionPlan& plan, RunState& run, const std::atomic<bool>* cancel, StepProfiler* profile) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     if (is_cancelled(cancel)) return cancelled_before(i, plan.steps.size());
-    Status status = as_cancelled_if(run_logged(plan, run, i), cancel);
+    Status status = as_cancelled_if(run_logged(plan, run, i, profile), cancel);
     if (!status) return status;
   }
   return Status::ok();
@@ -53,12 +65,13 @@ Status run_in_order(const ExecutionPlan& plan, RunState& run, const std::atomic<
 class ParallelRun {
  public:
   ParallelRun(const ExecutionPlan& plan, RunState& run, ThreadPool& pool, const std::atomic<bool>* cancel,
-              const log::RunLogContext* log)
+              const log::RunLogContext* log, StepProfiler* profile)
       : plan_(plan),
         run_(run),
         pool_(pool),
         cancel_(cancel),
         log_(log),
+        profile_(profile),
         pending_(std::make_unique<std::atomic<int>[]>(plan.steps.size())),
         remaining_(plan.steps.size()) {
     for (size_t i = 0; i < plan.steps.size(); ++i) pending_[i].store(plan.step_graph.dependency_count[i]);
@@ -78,7 +91,7 @@ class ParallelRun {
     for (;;) {
       if (!failed_.load(std::memory_order_relaxed)) {
         Status st = is_cancelled(cancel_) ? cancelled_before(step, plan_.steps.size())
-                                          : as_cancelled_if(run_logged(plan_, run_, step), cancel_);
+                                          : as_cancelled_if(run_logged(plan_, run_, step, profile_), cancel_);
         if (st) run_.finish_step(plan_.steps[step]);
         else record_failure(std::move(st));
       }
@@ -108,6 +121,7 @@ class ParallelRun {
   ThreadPool& pool_;
   const std::atomic<bool>* cancel_;
   const log::RunLogContext* log_;
+  StepProfiler* profile_;
   std::unique_ptr<std::atomic<int>[]> pending_;
   std::atomic<size_t> remaining_;
   std::atomic<bool> failed_{false};
@@ -121,6 +135,7 @@ Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::ve
                                         const std::map<std::string, const LOOM_Value*>& inputs,
                                         const std::vector<SlotId>& outputs, RunResourcePool& pool,
                                         const ExecuteOptions& options) {
+  const auto executor_start = profile::Clock::now();
   LOOM_ASSIGN_OR_RETURN(std::unique_ptr<RunResources> resources, pool.acquire());
   const bool parallel = options.inter_op != nullptr;
   // The pattern's blocks, one per memory kind, for this run only.
@@ -141,8 +156,15 @@ Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::ve
     run.set_bindings(options.bindings);
     run.bind(inputs);
     log::RunLogScope scope(options.log);
-    status = parallel ? ParallelRun(plan, run, *options.inter_op, options.cancel, options.log).run()
-                      : run_in_order(plan, run, options.cancel);
+    std::optional<StepProfiler> steps_profile;
+    if (options.profiler != nullptr) steps_profile.emplace(*options.profiler, options.run, plan, eps, *resources);
+    StepProfiler* p = steps_profile ? &*steps_profile : nullptr;
+    status = parallel ? ParallelRun(plan, run, *options.inter_op, options.cancel, options.log, p).run()
+                      : run_in_order(plan, run, options.cancel, p);
+    if (steps_profile) {
+      (void)run.synchronize_streams();  // device times are read once the streams are idle
+      steps_profile->finish();
+    }
     for (size_t i = 0; status.is_ok() && i < outputs.size(); ++i) {
       auto v = run.take_output(outputs[i]);
       if (!v) status = v.status();
@@ -152,6 +174,11 @@ Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::ve
   for (size_t m = 0; m < pattern_blocks.size(); ++m)
     if (pattern_blocks[m] != nullptr) resources->arenas[m]->free(pattern_blocks[m]);
   pool.release(std::move(resources));
+  if (options.profiler != nullptr)
+    options.profiler->span(profile::kHostPid, options.profiler->thread_lane(), "executor", "executor",
+                           options.profiler->us(executor_start),
+                           options.profiler->now_us() - options.profiler->us(executor_start),
+                           {{"run", options.run}});
   if (!status) return status;
   return result;
 }

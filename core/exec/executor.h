@@ -19,6 +19,10 @@
 #include "exec/run_resources.h"
 #include "plugin_host/abi_objects.h"
 
+namespace loom::profile {
+class Profiler;
+}
+
 namespace loom::exec {
 
 class ThreadPool;
@@ -58,6 +62,10 @@ struct ExecuteOptions {
   // The run's log level and tag, for every thread working on the run (may
   // be NULL: the caller's).
   const log::RunLogContext* log = nullptr;
+  // Profiling sessions: the steps' spans (and device spans) go here, as run
+  // number `run`.
+  profile::Profiler* profiler = nullptr;
+  int run = 0;
 };
 
 using ValuePtr = std::unique_ptr<LOOM_Value>;

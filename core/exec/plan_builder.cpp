@@ -11,6 +11,7 @@
 #include "exec/subgraph_plan.h"
 #include "memory/memory_planner.h"
 #include "plugin_host/abi_objects.h"
+#include "profile/profiler.h"
 
 namespace loom::exec {
 namespace {
@@ -197,6 +198,8 @@ class PlanBuilder {
     step.label = "'" + plan_->slots[slot].name + "' from " +
                  plugin_host::memory_name(plan_->memories[from].info) + " to " +
                  plugin_host::memory_name(plan_->memories[m].info);
+    step.name = step.label;
+    step.op_type = "copy";
     plan_->steps.push_back(std::move(step));
     copies_[key] = dst;
     return dst;
@@ -221,6 +224,8 @@ class PlanBuilder {
       step.def = g.kernel;
       step.node_view = views_.at(n.id);
       step.label = "node " + n.label() + " on '" + ep.name() + "'";
+      step.name = n.name.empty() ? n.label() : n.name;
+      step.op_type = n.op_type;
       for (const std::string& in : n.inputs) {
         if (in.empty()) {
           step.inputs.push_back(kNoSlot);
@@ -307,6 +312,13 @@ class PlanBuilder {
     step.kind = StepKind::kPartition;
     step.label = "fused partition of " + std::to_string(nodes.size()) + " node(s) starting at " +
                  nodes.front()->label() + " on '" + ep.name() + "'";
+    step.name = nodes.front()->name.empty() ? nodes.front()->label() : nodes.front()->name;
+    std::vector<std::string> ops;
+    for (const ir::Node* n : nodes)
+      if (std::find(ops.begin(), ops.end(), n->op_type) == ops.end()) ops.push_back(n->op_type);
+    step.op_type = "fused(";
+    for (size_t i = 0; i < ops.size(); ++i) step.op_type += (i ? "+" : "") + ops[i];
+    step.op_type += ")";
     for (const std::string& in : inputs) {
       LOOM_ASSIGN_OR_RETURN(SlotId s, input_slot(in, m, step.label));
       step.inputs.push_back(s);
@@ -315,7 +327,10 @@ class PlanBuilder {
     LOOM_Ep_Compile_Args args{};
     args.struct_size = LOOM_Ep_Compile_Args_STRUCT_SIZE;
     args.subgraph = view.get();
+    const auto start = profile::Clock::now();
     Status st = plugin_host::from_abi(ep.ep()->compile(ep.ep()->state, &args));
+    if (options_.profiler != nullptr)
+      options_.profiler->phase("compile", start, {{"partition", step.name + " " + step.op_type}, {"ep", ep.name()}});
     if (!st) return st.with_context(step.label + ": compile");
     if (args.partition == nullptr || !args.partition->compute || !args.partition->release)
       return fail(step.label + ": compile returned no usable partition");
@@ -395,6 +410,8 @@ class PlanBuilder {
         w.stream = waiter[i];
         w.event = event_after[p];
         w.label = "event " + std::to_string(w.event) + " (after " + labels[p] + ")";
+        w.name = "wait " + w.label;
+        w.op_type = "wait";
         ordered.push_back(std::move(w));
       }
       new_index[i] = ordered.size();
@@ -406,12 +423,16 @@ class PlanBuilder {
         r.ep = ordered.back().ep;
         r.event = event_after[i];
         r.label = "event " + std::to_string(r.event);
+        r.name = "record " + r.label;
+        r.op_type = "record";
         ordered.push_back(std::move(r));
       }
     }
     Step barrier;
     barrier.kind = StepKind::kBarrier;
     barrier.label = "wait for every stream";
+    barrier.name = "barrier";
+    barrier.op_type = "barrier";
     ordered.push_back(std::move(barrier));
     steps = std::move(ordered);
     for (auto& [step, slot] : extra_reads_) step = new_index[step];

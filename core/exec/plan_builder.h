@@ -10,6 +10,10 @@
 #include "exec/execution_plan.h"
 #include "partition/partitioner.h"
 
+namespace loom::profile {
+class Profiler;
+}
+
 namespace loom::exec {
 
 struct SubgraphPlan;
@@ -24,6 +28,8 @@ struct PlanOptions {
   std::vector<std::string> extra_inputs;
   // Required when a node has graph attributes; otherwise such a node fails.
   SubgraphPlanner plan_subgraph;
+  // Profiling sessions: compile spans go here (may be NULL).
+  profile::Profiler* profiler = nullptr;
 };
 
 Expected<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& graph, const partition::Assignment& assignment,

@@ -15,6 +15,8 @@ void RunResourcePool::destroy(RunResources& r) {
     if (r.planned[m] != nullptr) r.arenas[m]->free(r.planned[m]);
   for (LOOM_Event* e : r.events)
     if (e != nullptr) e->release(e);
+  for (auto& stream_events : r.timing_events)
+    for (LOOM_Event* e : stream_events) e->release(e);
   for (LOOM_Stream* s : r.streams)
     if (s != nullptr) s->release(s);
   r = RunResources{};

@@ -19,6 +19,7 @@ struct RunResources {
   std::vector<memory::Arena*> arenas; // per memory kind: the session's arena
   std::vector<LOOM_Stream*> streams;  // per plan stream; NULL for the host
   std::vector<LOOM_Event*> events;    // per plan event
+  std::vector<std::vector<LOOM_Event*>> timing_events;  // per stream, made as profiling needs them
 };
 
 // Recycles RunResources across runs, so steady-state runs allocate nothing

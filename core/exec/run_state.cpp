@@ -1,6 +1,7 @@
 #include "exec/run_state.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "exec/executor.h"
 #include "exec/subgraph_plan.h"
@@ -319,7 +320,7 @@ Expected<ValuePtr> RunState::take_output(SlotId slot) {
     return plugin_host::clone_value(v);
   }
 
-Status RunState::run_copy(const Step& step) {
+Status RunState::run_copy(const Step& step, StepTiming* timing) {
   const LOOM_Value& src = *values_[step.inputs[0]].value();
   if (src.kind != LOOM_VALUE_TENSOR) return not_implemented(step.label + ": only tensors can move between memories");
   RuntimeValue& dst = values_[step.outputs[0]];
@@ -337,7 +338,12 @@ Status RunState::run_copy(const Step& step) {
   args.dst = dst.v.tensor.data;
   args.bytes = bytes;
   args.stream = resources_.streams[step.stream];
+  const auto start = std::chrono::steady_clock::now();
   Status st = plugin_host::from_abi(t->copy(t->state, &args));
+  if (timing != nullptr) {
+    timing->kernel_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    timing->bytes = bytes;
+  }
   return st.with_context(step.label + " (provider '" + eps_[step.ep]->name() + "')");
 }
 
@@ -354,7 +360,21 @@ Status RunState::run_sync_step(const Step& step) {
                                                  step.label);
 }
 
-Status RunState::run_step(const Step& step) {
+std::string RunState::describe(const std::vector<SlotId>& slots) const {
+  std::string out;
+  for (SlotId s : slots) {
+    if (!out.empty()) out += "; ";
+    const LOOM_Value* v = s == kNoSlot ? nullptr : value_of(s);
+    if (v == nullptr || v->kind != LOOM_VALUE_TENSOR) {
+      out += v == nullptr ? "-" : v->kind == LOOM_VALUE_SEQUENCE ? "sequence" : "none";
+      continue;
+    }
+    out += dtype_name(static_cast<DType>(v->tensor.dtype)) + dims_string(v->tensor.dims);
+  }
+  return out;
+}
+
+Status RunState::run_step(const Step& step, StepTiming* timing) {
   if (step.stream != kHostStream) streams_idle_ = false;
   switch (step.kind) {
     case StepKind::kRecord:
@@ -378,8 +398,10 @@ Status RunState::run_step(const Step& step) {
   for (SlotId s : step.inputs)
     if (s != kNoSlot && !values_[s].ready)
       return fail(step.label + ": input '" + plan_.slots[s].name + "' was not produced");
+  if (timing != nullptr) timing->inputs = describe(step.inputs);
   if (step.kind == StepKind::kCopy) {
-    LOOM_RETURN_IF_ERROR(run_copy(step));
+    LOOM_RETURN_IF_ERROR(run_copy(step, timing));
+    if (timing != nullptr) timing->outputs = describe(step.outputs);
     if (!parallel_)
       for (SlotId s : step.frees) drop(values_[s]);
     return Status::ok();
@@ -390,6 +412,7 @@ Status RunState::run_step(const Step& step) {
   std::unique_lock<std::recursive_mutex> serial;
   if (std::recursive_mutex* m = eps_[step.ep]->step_mutex()) serial = std::unique_lock<std::recursive_mutex>(*m);
   LOOM_Status* raw = nullptr;
+  const auto start = timing != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   if (step.kind == StepKind::kKernel) {
     raw = step.def->compute(step.kernel, &ctx);
   } else {
@@ -404,6 +427,10 @@ Status RunState::run_step(const Step& step) {
     }
     raw = p->compute(p->state, state, &ctx);
     if (p->release_state) p->release_state(p->state, state);
+  }
+  if (timing != nullptr) {
+    timing->kernel_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+    timing->outputs = describe(step.outputs);
   }
   Status st = plugin_host::from_abi(raw);
   if (!st) {

@@ -21,6 +21,14 @@ namespace loom::exec {
 
 struct RunBindings;
 
+// What the profiler records of one step.
+struct StepTiming {
+  double kernel_us = 0;  // inside the plugin's compute or copy call
+  std::string inputs;    // "float[1,3,224,224]; int64[2]"
+  std::string outputs;
+  uint64_t bytes = 0;    // copies
+};
+
 using ValuePtr = std::unique_ptr<LOOM_Value>;
 
 // Device storage a run has let go of while a stream may still use it: freed
@@ -105,9 +113,11 @@ class RunState {
 
   Status set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value);
 
-  Status run_step(const Step& step);
+  // `timing` (profiling, may be NULL): filled with the time inside the
+  // plugin's call, the shapes read and made, and bytes copied.
+  Status run_step(const Step& step, StepTiming* timing = nullptr);
   Status run_sync_step(const Step& step);
-  Status run_copy(const Step& step);
+  Status run_copy(const Step& step, StepTiming* timing);
 
   // Drops the session's bytes of constant `slot` when `step` is its only
   // reader and it is not an overridable graph input (see
@@ -124,6 +134,8 @@ class RunState {
   const std::atomic<bool>* cancel() const { return cancel_; }
 
  private:
+  // "float[2,3]; -" for the slots' current values ("-" when absent).
+  std::string describe(const std::vector<SlotId>& slots) const;
   void free_deferred() {
     std::lock_guard<std::mutex> lock(deferred_mutex_);
     for (auto [arena, pointer] : deferred_) arena->free(pointer);

@@ -75,6 +75,8 @@ class ConfigReader {
         LOOM_RETURN_IF_ERROR(read_threads(key, value, config));
       } else if (key == "memory") {
         LOOM_RETURN_IF_ERROR(read_memory(key, value, config));
+      } else if (key == "profiling") {
+        LOOM_RETURN_IF_ERROR(read_profiling(key, value, config));
       } else if (key == "log_level") {
         LOOM_ASSIGN_OR_RETURN(int i, read_enum(key, value, kLogLevels));
         config.log_level = kLogLevels[i];
@@ -184,6 +186,24 @@ class ConfigReader {
       } else if (key == "shrink_after_run") {
         if (!value.is_boolean()) return error(key_path, "expected true or false, got " + describe(value));
         config.shrink_arenas_after_run = value.get<bool>();
+      } else {
+        return unknown_key(key_path);
+      }
+    }
+    return Status::ok();
+  }
+
+  Status read_profiling(const std::string& path, const Json& v, Config& config) const {
+    if (!v.is_object()) return error(path, "expected an object, got " + describe(v));
+    for (const auto& [key, value] : v.items()) {
+      const std::string key_path = path + "." + key;
+      if (key == "enabled") {
+        if (!value.is_boolean()) return error(key_path, "expected true or false, got " + describe(value));
+        config.profiling_enabled = value.get<bool>();
+      } else if (key == "path") {
+        if (!value.is_string() || value.get_ref<const std::string&>().empty())
+          return error(key_path, "expected a non-empty string, got " + describe(value));
+        config.profiling_path = value.get<std::string>();
       } else {
         return unknown_key(key_path);
       }
@@ -303,6 +323,7 @@ std::string Config::to_json() const {
   j["memory"] = {{"arena_limit_mb", arena_limit_mb},
                  {"arena_growth", kArenaGrowths[static_cast<int>(arena_growth)]},
                  {"shrink_after_run", shrink_arenas_after_run}};
+  j["profiling"] = {{"enabled", profiling_enabled}, {"path", profiling_path}};
   j["log_level"] = log_level;
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

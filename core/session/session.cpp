@@ -128,7 +128,16 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   optimize_options.level = env->config().optimization_level;
   optimize_options.disabled.insert(env->config().disabled_passes.begin(), env->config().disabled_passes.end());
   optimize_options.stop_after_pass = env->config().stop_after_pass;
-  LOOM_RETURN_IF_ERROR(transform::optimize(*graph, optimize_options, ctx).with_context(model_name));
+  const auto transform_start = profile::Clock::now();
+  std::vector<transform::PassRun> pass_runs;
+  LOOM_RETURN_IF_ERROR(
+      transform::optimize(*graph, optimize_options, ctx, profiler ? &pass_runs : nullptr).with_context(model_name));
+  if (profiler) {
+    profiler->phase("transform", transform_start);
+    for (const transform::PassRun& r : pass_runs)
+      profiler->span(profile::kHostPid, profile::kSessionTid, "session", "pass", profiler->us(r.start), r.ms * 1000,
+                     {{"pass", r.pass}, {"changed", r.changed}, {"round", r.round}});
+  }
   if (!options.optimized_model_path.empty()) {
     onnxio::SaveOptions save_options;
     save_options.external_data_threshold = options.optimized_model_external_threshold;
@@ -143,9 +152,13 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   partition_inputs.model_name = model_name;
   partition::PartitionInputs pin = partition_inputs;
   pin.graph = graph.get();
+  const auto partition_start = profile::Clock::now();
   LOOM_ASSIGN_OR_RETURN(partition::Assignment assignment, partition::partition(pin));
+  if (profiler) profiler->phase("partition", partition_start);
   placement = assignment.report;
+  const auto plan_start = profile::Clock::now();
   LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps, plan_options({})));
+  if (profiler) profiler->phase("plan", plan_start);
   resources = std::make_unique<exec::RunResourcePool>(*plan, eps, *arenas);
   for (const exec::Slot& slot : plan->slots)
     if (slot.kind == exec::SlotKind::kIntermediate && slot.planned_offset < 0) has_unplanned_intermediates = true;
@@ -159,6 +172,7 @@ exec::PlanOptions Session::Impl::plan_options(std::vector<std::string> extra_inp
   exec::PlanOptions o;
   o.extra_inputs = std::move(extra_inputs);
   o.plan_subgraph = [this](const ir::Graph& g) { return plan_subgraph(g); };
+  o.profiler = profiler.get();
   return o;
 }
 
@@ -178,12 +192,30 @@ Expected<std::shared_ptr<const exec::SubgraphPlan>> Session::Impl::plan_subgraph
   return std::shared_ptr<const exec::SubgraphPlan>(std::move(sub));
 }
 
+void Session::Impl::start_profiling(profile::Clock::time_point start) {
+  if (!env->config().profiling_enabled) return;
+  profiler = std::make_unique<profile::Profiler>(start);
+  profiler->phase("load", start);
+}
+
+Expected<std::string> Session::end_profiling() const {
+  const Impl& s = *impl_;
+  if (!s.profiler) return invalid_argument(s.model_name + ": profiling is off (config profiling.enabled)");
+  std::vector<std::string> providers;
+  for (const plugin_host::EpInstance* ep : s.eps) providers.push_back(ep->name());
+  const std::string& path = s.env->config().profiling_path;
+  LOOM_RETURN_IF_ERROR(s.profiler->write(path, s.model_name, providers).with_context(s.model_name));
+  return path;
+}
+
 Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<Environment> env, const std::string& model_path,
                                                    const SessionOptions& options) {
   if (!env) return invalid_argument("Session::create: no environment");
+  const auto start = profile::Clock::now();
   LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model, onnxio::load_model_file(model_path));
   std::unique_ptr<Session> s(new Session());
   s->impl_->env = std::move(env);
+  s->impl_->start_profiling(start);
   LOOM_RETURN_IF_ERROR(s->impl_->prepare(std::move(model), options));
   return s;
 }
@@ -192,9 +224,11 @@ Expected<std::unique_ptr<Session>> Session::create_from_bytes(std::shared_ptr<En
                                                               const std::string& model_bytes,
                                                               const SessionOptions& options) {
   if (!env) return invalid_argument("Session::create: no environment");
+  const auto start = profile::Clock::now();
   LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model, onnxio::load_model_bytes(model_bytes, ".", "<model bytes>"));
   std::unique_ptr<Session> s(new Session());
   s->impl_->env = std::move(env);
+  s->impl_->start_profiling(start);
   LOOM_RETURN_IF_ERROR(s->impl_->prepare(std::move(model), options));
   return s;
 }
@@ -309,6 +343,8 @@ Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds)
 Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Value>& inputs,
                                                  const std::vector<std::string>& output_names,
                                                  const RunOptions& run_options) const {
+  exec::ExecuteOptions execute_options;
+  Impl::RunSpan run_span(*impl_, run_options, execute_options);
   const std::string context = run_options.tag.empty() ? impl_->model_name
                                                       : impl_->model_name + ": [" + run_options.tag + "]";
   LOOM_RETURN_IF_ERROR(impl_->validate_inputs(inputs));
@@ -332,7 +368,6 @@ Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Val
     feeds[name] = owned.back().get();
   }
   LOOM_ASSIGN_OR_RETURN(std::optional<log::RunLogContext> run_log, impl_->run_log(run_options));
-  exec::ExecuteOptions execute_options;
   execute_options.log = run_log ? &*run_log : nullptr;
   execute_options.cancel = run_options.cancel ? run_options.cancel->flag() : nullptr;
   execute_options.inter_op = impl_->inter_op.get();

@@ -19,6 +19,7 @@
 #include "memory/memory_arenas.h"
 #include "onnx/model_loader.h"
 #include "partition/partitioner.h"
+#include "profile/profiler.h"
 
 namespace loom {
 
@@ -36,6 +37,36 @@ struct Session::Impl {
   // dimensions): their memory is planned per input-shape signature.
   bool has_unplanned_intermediates = false;
   exec::MemoryPatternCache patterns;
+  std::unique_ptr<profile::Profiler> profiler;  // config profiling.enabled only
+
+  // Makes the profiler when the config asks for it; `start`: creation began.
+  void start_profiling(profile::Clock::time_point start);
+  // The run span of a profiled run (a no-op otherwise); numbers the run in
+  // `options`.
+  class RunSpan {
+   public:
+    RunSpan(const Impl& impl, const RunOptions& run_options, exec::ExecuteOptions& options)
+        : profiler_(impl.profiler.get()), tag_(run_options.tag), start_(profile::Clock::now()) {
+      if (profiler_ == nullptr) return;
+      run_ = profiler_->next_run();
+      options.profiler = profiler_;
+      options.run = run_;
+    }
+    ~RunSpan() {
+      if (profiler_ == nullptr) return;
+      const double ts = profiler_->us(start_);
+      profiler_->span(profile::kHostPid, profiler_->thread_lane(), "run", "run", ts, profiler_->now_us() - ts,
+                      {{"run", run_}, {"tag", tag_}});
+    }
+    RunSpan(const RunSpan&) = delete;
+    RunSpan& operator=(const RunSpan&) = delete;
+
+   private:
+    profile::Profiler* profiler_;
+    std::string tag_;
+    profile::Clock::time_point start_;
+    int run_ = 0;
+  };
   PlacementReport placement;
   std::vector<ValueInfo> inputs, outputs;
   std::set<std::string> required_inputs;

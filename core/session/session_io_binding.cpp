@@ -105,6 +105,8 @@ std::unique_ptr<LOOM_Value> view_value(const DeviceTensor& t, const LOOM_MemoryI
 
 Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
   const Impl& s = *impl_;
+  exec::ExecuteOptions options;
+  Impl::RunSpan run_span(s, run_options, options);
   const exec::ExecutionPlan& plan = *s.plan;
   const std::string context = run_options.tag.empty() ? s.model_name : s.model_name + ": [" + run_options.tag + "]";
   auto step_of = [&](exec::SlotId slot, exec::StepKind kind) -> int {
@@ -193,7 +195,6 @@ Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
                      [&](const IoBinding::Input& in) { return in.name == r; }))
       return invalid_argument(context + ": missing input '" + r + "'");
   LOOM_ASSIGN_OR_RETURN(std::optional<log::RunLogContext> run_log, s.run_log(run_options));
-  exec::ExecuteOptions options;
   options.log = run_log ? &*run_log : nullptr;
   options.cancel = run_options.cancel ? run_options.cancel->flag() : nullptr;
   options.inter_op = s.inter_op.get();

@@ -93,6 +93,7 @@ Status optimize(ir::Graph& graph, const OptimizeOptions& options, PassContext& c
       run.pass = pass->name();
       run.round = round;
       const auto start = std::chrono::steady_clock::now();
+      run.start = start;
       Status st = pass->run(graph, ctx, &run.changed);
       run.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       log::logger()->debug("{}: pass run {} {} (round {}): {} in {:.2f} ms", ctx.model_name, run.number, run.pass,

@@ -5,6 +5,8 @@
 // rewrite. Lowerings (level kDisabled) always run and are not counted.
 #pragma once
 
+#include <chrono>
+
 #include <set>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@ struct PassRun {
   int round = 0;
   bool changed = false;
   double ms = 0;
+  std::chrono::steady_clock::time_point start;  // for profiles
 };
 
 // The names of every pass and its level, in the order they run.

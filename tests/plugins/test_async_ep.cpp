@@ -121,6 +121,7 @@ struct EventState {
   std::mutex mutex;
   std::condition_variable cv;
   uint64_t recorded = 0, fired = 0;
+  std::chrono::steady_clock::time_point fired_at;  // the latest firing (device timing)
   void wait_for(uint64_t generation) {
     std::unique_lock<std::mutex> lock(mutex);
     cv.wait(lock, [&] { return fired >= generation; });
@@ -143,6 +144,7 @@ LOOM_Event* new_event() {
       {
         std::lock_guard<std::mutex> lock(ev->mutex);
         if (ev->fired < generation) ev->fired = generation;
+        ev->fired_at = std::chrono::steady_clock::now();
       }
       ev->cv.notify_all();
     });
@@ -175,6 +177,23 @@ LOOM_Event* new_event() {
   e->release = [](LOOM_Event* self) noexcept {
     delete static_cast<EventState*>(self->state);
     delete self;
+  };
+  // The "device" clock is the worker's steady clock at each firing.
+  e->elapsed_us = [](void* st, void* start_st, double* us) noexcept -> LOOM_Status* {
+    auto* end = static_cast<EventState*>(st);
+    auto* start = static_cast<EventState*>(start_st);
+    if (start == nullptr || us == nullptr) return make_status(LOOM_STATUS_INVALID_ARGUMENT, "test_async: elapsed_us");
+    std::chrono::steady_clock::time_point a, b;
+    {
+      std::lock_guard<std::mutex> lock(start->mutex);
+      a = start->fired_at;
+    }
+    {
+      std::lock_guard<std::mutex> lock(end->mutex);
+      b = end->fired_at;
+    }
+    *us = std::chrono::duration<double, std::micro>(b - a).count();
+    return nullptr;
   };
   return e;
 }

@@ -117,6 +117,11 @@ Expected<Config> load_config(const ParsedArgs& args) {
     LOOM_ASSIGN_OR_RETURN(config, Config::from_json_file(*path));
   }
   LOOM_RETURN_IF_ERROR(config.apply_environment());
+  // Commands with --profile: profiling on, written there (end_profiling).
+  if (auto path = args.value("profile")) {
+    config.profiling_enabled = true;
+    config.profiling_path = *path;
+  }
   return config;
 }
 

@@ -227,6 +227,12 @@ int bench_main(const ParsedArgs& args) {
   } else {
     print_table(r, b);
   }
+  if (args.value("profile")) {
+    // Written after timing, so writing it costs the runs nothing.
+    auto path = (*session)->end_profiling();
+    if (!path) return report_failure(kName, path.status().message());
+    if (!r.json) std::cout << "profile written to " << *path << "\n";
+  }
   std::cout.flush();
   return kExitOk;
 }
@@ -246,6 +252,8 @@ Command bench_command() {
                                         "random values", true},
               {"providers", "a,b", "execution providers in priority order"},
               {"config", "F", "JSON configuration file"},
+              {"profile", "OUT.json", "profile the session and every run into OUT.json (Chrome trace; read it "
+                                      "with `loom profile summarize|timeline`)"},
               {"threads", "N", "intra-op threads for every provider (sets threads.intra_op; default: the "
                                "config's, else the providers' own default)"},
               {"runs", "R", "timed runs (default " + std::to_string(kDefaultRuns) + ")"},

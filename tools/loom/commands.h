@@ -13,6 +13,9 @@ struct Command {
   // Runs with already-parsed flags; returns the process exit code. Prints
   // results on stdout and failures as one line on stderr.
   int (*main)(const ParsedArgs& args);
+  // Set by commands with positional arguments or verbs (`profile`): gets the
+  // arguments after the command name unparsed and is used instead of `main`.
+  int (*main_argv)(int argc, char** argv) = nullptr;
 };
 
 Command run_command();
@@ -21,5 +24,6 @@ Command partition_command();
 Command bench_command();
 Command optimize_command();
 Command plan_command();
+Command profile_command();
 
 }  // namespace loom::tools

@@ -12,7 +12,8 @@ using loom::tools::Command;
 
 std::vector<Command> all_commands() {
   return {loom::tools::run_command(), loom::tools::plugins_command(), loom::tools::partition_command(),
-          loom::tools::bench_command(), loom::tools::optimize_command(), loom::tools::plan_command()};
+          loom::tools::bench_command(), loom::tools::optimize_command(), loom::tools::plan_command(),
+          loom::tools::profile_command()};
 }
 
 std::string general_usage() {
@@ -23,6 +24,19 @@ std::string general_usage() {
   }
   s += "\n'loom <command> --help' describes a command's options.\n";
   return s;
+}
+
+template <class F>
+int run_guarded(const std::string& command, F&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    // The core reports errors as Status; an exception here is a bug, but
+    // the one-line contract still holds.
+    return loom::tools::report_failure(command, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return loom::tools::report_failure(command, "internal error: unknown exception");
+  }
 }
 
 int dispatch(int argc, char** argv) {
@@ -46,21 +60,14 @@ int dispatch(int argc, char** argv) {
   }
   for (const Command& c : all_commands()) {
     if (c.spec.name != name) continue;
+    if (c.main_argv != nullptr) return run_guarded(c.spec.name, [&] { return c.main_argv(argc - 2, argv + 2); });
     auto args = loom::tools::parse_args(c.spec, argc - 2, argv + 2);
     if (!args) return loom::tools::report_usage_error(c.spec, args.status().message());
     if (args->help()) {
       std::cout << loom::tools::command_usage(c.spec);
       return loom::tools::kExitOk;
     }
-    try {
-      return c.main(*args);
-    } catch (const std::exception& e) {
-      // The core reports errors as Status; an exception here is a bug, but
-      // the one-line contract still holds.
-      return loom::tools::report_failure(c.spec.name, std::string("internal error: ") + e.what());
-    } catch (...) {
-      return loom::tools::report_failure(c.spec.name, "internal error: unknown exception");
-    }
+    return run_guarded(c.spec.name, [&] { return c.main(*args); });
   }
   std::cerr << "loom: unknown command '" << name << "' (see 'loom --help')\n";
   return loom::tools::kExitUsage;

@@ -91,6 +91,11 @@ int run_main(const ParsedArgs& args) {
       if (!st) return report_failure(kName, "saving output '" + infos[i].name + "': " + st.message());
     }
   }
+  if (args.value("profile")) {
+    auto path = (*session)->end_profiling();
+    if (!path) return report_failure(kName, path.status().message());
+    if (print) std::cout << "profile written to " << *path << "\n";
+  }
   std::cout.flush();
   return kExitOk;
 }
@@ -116,6 +121,8 @@ Command run_command() {
                                       "repeatable)", true},
               {"seed", "N", "seed for random inputs (default 0)"},
               {"quiet", "", "print nothing on success"},
+              {"profile", "OUT.json", "profile the session and the run into OUT.json (Chrome trace; read it with "
+                                      "`loom profile summarize|timeline`)"},
           }},
       run_main};
 }

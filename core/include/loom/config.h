@@ -15,6 +15,7 @@
 //     "memory": { "arena_limit_mb": { "<memory kind, e.g. cpu>" | "*": int >= 0 },  // 0 / absent = no limit
 //                 "arena_growth": "double" | "exact",      // next chunk: double the last (default) or just the request
 //                 "shrink_after_run": bool },              // return idle memory to the device after each run
+//     "profiling": { "enabled": bool, "path": "profile.json" },  // Session::end_profiling writes it
 //     "log_level": "trace" | "debug" | "info" | "warn" | "error" | "off"  // default "warn"
 //   }
 // Environment overrides: LOOM_PLUGIN_PATH (':'-separated dirs added to
@@ -66,6 +67,10 @@ struct Config {
   // Frees a run's buffers and every idle chunk when no run is in flight
   // (slower runs, smallest footprint between runs).
   bool shrink_arenas_after_run = false;
+  // Profiling (loom/session.h: Session::end_profiling): session phases, runs,
+  // steps and device spans as a Chrome-trace / Perfetto JSON file.
+  bool profiling_enabled = false;
+  std::string profiling_path = "loom_profile.json";
   std::string log_level = "warn";
 
   static Expected<Config> from_json_string(const std::string& json, const std::string& source_name = "config");

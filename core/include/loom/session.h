@@ -140,6 +140,13 @@ class Session {
   Expected<Tensor> copy_to_host(const DeviceTensor& src) const;
   Status copy_from_host(const Tensor& src, const DeviceTensor& dst) const;
 
+  // Profiling (config profiling.enabled): writes everything recorded so far
+  // — session phases, every run's steps, device spans — to the config's
+  // profiling.path as Chrome-trace / Perfetto JSON (read it with `loom
+  // profile summarize|timeline`, chrome://tracing or ui.perfetto.dev) and
+  // returns the path. Recording goes on; a later call rewrites the file.
+  Expected<std::string> end_profiling() const;
+
   const PlacementReport& placement() const;
   // The execution plan as text: steps (kernel launches, partition launches,
   // copies) with their values, and the planned arena per memory kind.

@@ -132,6 +132,18 @@ TEST(ConfigTest, MemoryArenas) {
   EXPECT_EQ(error_of(R"({"memory": {"limit": 3}})"), "config.json: unknown key 'memory.limit'");
 }
 
+TEST(ConfigTest, Profiling) {
+  auto c = Config::from_json_string(R"({"profiling": {"enabled": true, "path": "/tmp/p.json"}})");
+  ASSERT_TRUE(c.has_value()) << c.status().message();
+  EXPECT_TRUE(c->profiling_enabled);
+  EXPECT_EQ(c->profiling_path, "/tmp/p.json");
+  EXPECT_FALSE(Config().profiling_enabled);
+  EXPECT_EQ(error_of(R"({"profiling": {"enabled": "yes"}})"),
+            "config.json: profiling.enabled: expected true or false, got \"yes\"");
+  EXPECT_EQ(error_of(R"({"profiling": {"path": ""}})"),
+            "config.json: profiling.path: expected a non-empty string, got \"\"");
+}
+
 TEST(ConfigTest, WrongTypesNameTheirPath) {
   EXPECT_EQ(error_of(R"({"threads": {"intra_op": "x"}})"),
             "config.json: threads.intra_op: expected a non-negative integer, got \"x\"");

@@ -47,9 +47,14 @@ typedef struct LOOM_Event {
   /* Blocks the host until the event fires. */
   LOOM_Status* (*synchronize)(void* state);
   void (*release)(struct LOOM_Event* event);
+  /* Optional (device timing for the profiler; NULL when the EP cannot time):
+   * writes the device time in microseconds from event `start_state` (another
+   * event of the same EP, recorded earlier on the same stream) firing to this
+   * one firing. Both have fired (the host synchronized) when it is called. */
+  LOOM_Status* (*elapsed_us)(void* state, void* start_state, double* microseconds);
 } LOOM_Event;
-#define LOOM_Event_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Event, release)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_Event, release);
+#define LOOM_Event_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Event, elapsed_us)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_Event, elapsed_us);
 
 typedef struct LOOM_DataTransfer_Copy_Args {
   uint64_t struct_size;
