@@ -192,18 +192,20 @@ Expected<std::shared_ptr<const exec::SubgraphPlan>> Session::Impl::plan_subgraph
   return std::shared_ptr<const exec::SubgraphPlan>(std::move(sub));
 }
 
-void Session::Impl::start_profiling(profile::Clock::time_point start) {
-  if (!env->config().profiling_enabled) return;
+void Session::Impl::start_profiling(profile::Clock::time_point start, const SessionOptions& options) {
+  if (!env->config().profiling_enabled && !options.profiling) return;
+  profile_path = options.profile_path.empty() ? env->config().profiling_path : options.profile_path;
   profiler = std::make_unique<profile::Profiler>(start);
   profiler->phase("load", start);
 }
 
 Expected<std::string> Session::end_profiling() const {
   const Impl& s = *impl_;
-  if (!s.profiler) return invalid_argument(s.model_name + ": profiling is off (config profiling.enabled)");
+  if (!s.profiler)
+    return invalid_argument(s.model_name + ": profiling is off (config profiling.enabled or SessionOptions::profiling)");
   std::vector<std::string> providers;
   for (const plugin_host::EpInstance* ep : s.eps) providers.push_back(ep->name());
-  const std::string& path = s.env->config().profiling_path;
+  const std::string& path = s.profile_path;
   LOOM_RETURN_IF_ERROR(s.profiler->write(path, s.model_name, providers).with_context(s.model_name));
   return path;
 }
@@ -215,7 +217,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<Environment> 
   LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model, onnxio::load_model_file(model_path));
   std::unique_ptr<Session> s(new Session());
   s->impl_->env = std::move(env);
-  s->impl_->start_profiling(start);
+  s->impl_->start_profiling(start, options);
   LOOM_RETURN_IF_ERROR(s->impl_->prepare(std::move(model), options));
   return s;
 }
@@ -228,7 +230,7 @@ Expected<std::unique_ptr<Session>> Session::create_from_bytes(std::shared_ptr<En
   LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model, onnxio::load_model_bytes(model_bytes, ".", "<model bytes>"));
   std::unique_ptr<Session> s(new Session());
   s->impl_->env = std::move(env);
-  s->impl_->start_profiling(start);
+  s->impl_->start_profiling(start, options);
   LOOM_RETURN_IF_ERROR(s->impl_->prepare(std::move(model), options));
   return s;
 }

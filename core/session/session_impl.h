@@ -40,7 +40,8 @@ struct Session::Impl {
   std::unique_ptr<profile::Profiler> profiler;  // config profiling.enabled only
 
   // Makes the profiler when the config asks for it; `start`: creation began.
-  void start_profiling(profile::Clock::time_point start);
+  void start_profiling(profile::Clock::time_point start, const SessionOptions& options);
+  std::string profile_path;  // where end_profiling writes
   // The run span of a profiled run (a no-op otherwise); numbers the run in
   // `options`.
   class RunSpan {

@@ -99,6 +99,11 @@ struct SessionOptions {
   // bytes go to `<path>.data`. Session creation fails if saving fails.
   std::string optimized_model_path;
   size_t optimized_model_external_threshold = 1024;
+  // Profile this session even when the environment's config does not
+  // (Config::profiling_enabled); `profile_path` (if set) overrides where
+  // end_profiling writes.
+  bool profiling = false;
+  std::string profile_path;
 };
 
 class Session {

@@ -66,6 +66,21 @@ TEST(ProfilingTest, OffUnlessConfigured) {
   EXPECT_NE(path.status().message().find("profiling is off"), std::string::npos);
 }
 
+TEST(ProfilingTest, SessionOptionsTurnItOnForOneSession) {
+  const std::string path = trace_path("options");
+  SessionOptions options;
+  options.profiling = true;
+  options.profile_path = path;
+  auto s = Session::create_from_bytes(testing::reference_env(), model(), options);
+  ASSERT_TRUE(s.has_value()) << s.status().message();
+  ASSERT_TRUE((*s)->run({{"x", input()}}).has_value());
+  auto written = (*s)->end_profiling();
+  ASSERT_TRUE(written.has_value()) << written.status().message();
+  EXPECT_EQ(*written, path);
+  EXPECT_EQ(events(read_trace(path), "step").size(), 3u);
+  std::filesystem::remove(path);
+}
+
 TEST(ProfilingTest, SessionPhasesRunsAndSteps) {
   const std::string path = trace_path("reference");
   auto s = profiled({"reference"}, path);
