@@ -342,31 +342,52 @@ void print_json(const Trace& trace, const Summary& s) {
 
 // --- verbs -----------------------------------------------------------------
 
-int summarize_main(int argc, char** argv) {
-  const CommandSpec spec = summarize_spec();
+// What both verbs read: the trace path, the flags and --run.
+struct VerbInput {
+  std::string path;
+  ParsedArgs args;
+  std::optional<int64_t> run;
+};
+
+// Parses a verb's arguments; returns an exit code when the verb is done
+// already (a usage error, or --help printed), else fills `in`.
+std::optional<int> parse_verb(const CommandSpec& spec, int argc, char** argv, VerbInput& in) {
   auto parsed = parse_verb_args(spec, argc, argv);
   if (!parsed) return report_usage_error(spec, parsed.status().message());
-  const auto& [path, args] = *parsed;
-  if (args.help()) {
+  in.path = parsed->first;
+  in.args = parsed->second;
+  if (in.args.help()) {
     std::cout << command_usage(spec);
     return kExitOk;
   }
+  auto run = parse_run_flag(in.args);
+  if (!run) return report_usage_error(spec, run.status().message());
+  in.run = *run;
+  return std::nullopt;
+}
+
+// The trace, checked to hold --run when given.
+Expected<Trace> load_trace(const VerbInput& in) {
+  LOOM_ASSIGN_OR_RETURN(Trace trace, profile::read_trace(in.path));
+  if (in.run) LOOM_RETURN_IF_ERROR(check_run(trace, *in.run));
+  return trace;
+}
+
+int summarize_main(int argc, char** argv) {
+  const CommandSpec spec = summarize_spec();
+  VerbInput in;
+  if (auto done = parse_verb(spec, argc, argv, in)) return *done;
   int64_t top = kDefaultTop;
-  if (auto t = args.value("top")) {
+  if (auto t = in.args.value("top")) {
     auto v = parse_int(*t, "--top");
     if (!v || *v < 1 || *v > 1000000)
       return report_usage_error(spec, "--top: expected an integer from 1 to 1000000, got " + *t);
     top = *v;
   }
-  auto run = parse_run_flag(args);
-  if (!run) return report_usage_error(spec, run.status().message());
-
-  auto trace = profile::read_trace(path);
+  auto trace = load_trace(in);
   if (!trace) return report_failure(spec.name, trace.status().message());
-  if (*run)
-    if (Status st = check_run(*trace, **run); !st) return report_failure(spec.name, st.message());
-  const Summary s = profile::summarize(*trace, *run, static_cast<size_t>(top));
-  if (args.has("json"))
+  const Summary s = profile::summarize(*trace, in.run, static_cast<size_t>(top));
+  if (in.args.has("json"))
     print_json(*trace, s);
   else
     print_text(*trace, s, top);
@@ -375,27 +396,18 @@ int summarize_main(int argc, char** argv) {
 
 int timeline_main(int argc, char** argv) {
   const CommandSpec spec = timeline_spec();
-  auto parsed = parse_verb_args(spec, argc, argv);
-  if (!parsed) return report_usage_error(spec, parsed.status().message());
-  const auto& [path, args] = *parsed;
-  if (args.help()) {
-    std::cout << command_usage(spec);
-    return kExitOk;
-  }
-  auto svg_path = args.value("svg");
+  VerbInput in;
+  if (auto done = parse_verb(spec, argc, argv, in)) return *done;
+  auto svg_path = in.args.value("svg");
   if (!svg_path) return report_usage_error(spec, "--svg is required");
-  auto run = parse_run_flag(args);
-  if (!run) return report_usage_error(spec, run.status().message());
-
-  auto trace = profile::read_trace(path);
+  auto trace = load_trace(in);
   if (!trace) return report_failure(spec.name, trace.status().message());
   int64_t k = 0;
-  if (*run) {
-    if (Status st = check_run(*trace, **run); !st) return report_failure(spec.name, st.message());
-    k = **run;
+  if (in.run) {
+    k = *in.run;
   } else {
     const auto ids = trace->run_ids();
-    if (ids.empty()) return report_failure(spec.name, path + ": no runs to draw");
+    if (ids.empty()) return report_failure(spec.name, in.path + ": no runs to draw");
     k = ids.back();
   }
   profile::TimelineStats stats;
