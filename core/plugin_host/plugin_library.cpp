@@ -20,7 +20,10 @@ Status refuse(const std::string& why) { return fail(why); }
 std::string PluginLibrary::name() const { return sv(api_->name); }
 std::string PluginLibrary::version() const { return sv(api_->version); }
 
-Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::load(const std::string& path) {
+Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::load(const std::string& path, LoadStep* reached) {
+  LoadStep ignored;
+  LoadStep& step = reached ? *reached : ignored;
+  step = LoadStep::kOpen;
   std::unique_ptr<PluginLibrary> lib(new PluginLibrary());
   lib->path_ = path;
   boost::system::error_code ec;
@@ -32,6 +35,7 @@ Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::load(const std::string& 
     if (dl) why = dl;
     return refuse("cannot load library: " + why);
   }
+  step = LoadStep::kEntry;
   if (!lib->library_.has(LOOM_PLUGIN_ENTRY_SYMBOL))
     return refuse(std::string("missing entry symbol '") + LOOM_PLUGIN_ENTRY_SYMBOL + "' (not a Loom plugin?)");
   auto entry = lib->library_.get<LOOM_Status*(LOOM_PluginEntry_Args*)>(LOOM_PLUGIN_ENTRY_SYMBOL);
@@ -43,12 +47,14 @@ Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::load(const std::string& 
   if (!st) return refuse("entry point failed: " + st.message());
   const LOOM_PluginApi* api = args.plugin;
   if (api == nullptr) return refuse("entry point returned no plugin table");
+  step = LoadStep::kAbiVersion;
   if (api->struct_size < offsetof(LOOM_PluginApi, abi_minor) + sizeof(uint32_t))
     return refuse("plugin table too small (" + std::to_string(api->struct_size) + " bytes) to hold a version");
   if (api->abi_major != LOOM_ABI_VERSION_MAJOR)
     return refuse("built for ABI " + std::to_string(api->abi_major) + "." + std::to_string(api->abi_minor) +
                   ", this Loom speaks ABI " + std::to_string(LOOM_ABI_VERSION_MAJOR) + "." +
                   std::to_string(LOOM_ABI_VERSION_MINOR) + " (majors must match)");
+  step = LoadStep::kPluginTable;
   if (api->struct_size < kMinPluginApiSize)
     return refuse("plugin table too small (" + std::to_string(api->struct_size) + " bytes, need at least " +
                   std::to_string(kMinPluginApiSize) + ")");
@@ -57,6 +63,7 @@ Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::load(const std::string& 
   if (api->get_ep_factories == nullptr) return refuse("required slot 'get_ep_factories' is missing");
   lib->agreed_minor_ = std::min<uint32_t>(api->abi_minor, LOOM_ABI_VERSION_MINOR);
 
+  step = LoadStep::kInit;
   LOOM_Plugin_Init_Args init{};
   init.struct_size = LOOM_Plugin_Init_Args_STRUCT_SIZE;
   init.agreed_minor = lib->agreed_minor_;
@@ -65,6 +72,7 @@ Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::load(const std::string& 
   lib->api_ = api;
   lib->state_ = init.plugin_state;  // from here on the destructor releases it
 
+  step = LoadStep::kFactories;
   LOOM_Plugin_GetEpFactories_Args fargs{};
   fargs.struct_size = LOOM_Plugin_GetEpFactories_Args_STRUCT_SIZE;
   st = from_abi(api->get_ep_factories(lib->state_, &fargs));
@@ -81,6 +89,7 @@ Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::load(const std::string& 
       return refuse("EP factory '" + sv(f->name) + "' lacks a required slot (get_devices, create_ep, release_ep)");
     lib->factories_.push_back(f);
   }
+  step = LoadStep::kLoaded;
   return lib;
 }
 

@@ -15,16 +15,23 @@
 
 namespace loom::plugin_host {
 
+// The steps of loading, in order. load() reports the step it reached: on a
+// refusal, the step that refused; on success, kLoaded.
+enum class LoadStep { kOpen, kEntry, kAbiVersion, kPluginTable, kInit, kFactories, kLoaded };
+
 class PluginLibrary {
  public:
   // Returns the library or a refusal (the Status message is the reason).
-  static Expected<std::unique_ptr<PluginLibrary>> load(const std::string& path);
+  // When `reached` is given, it is set to the step reached (see LoadStep).
+  static Expected<std::unique_ptr<PluginLibrary>> load(const std::string& path, LoadStep* reached = nullptr);
   // Releases the plugin state, then unloads the library.
   ~PluginLibrary();
 
   const std::string& path() const { return path_; }
   const LOOM_PluginApi& api() const { return *api_; }
   uint32_t agreed_minor() const { return agreed_minor_; }
+  // What init returned; passed to every other plugin slot.
+  void* state() const { return state_; }
   const std::vector<const LOOM_EpFactory*>& factories() const { return factories_; }
   std::string name() const;
   std::string version() const;

@@ -13,6 +13,42 @@ namespace fs = std::filesystem;
 std::string sv(LOOM_StringView v) { return v.size && v.data ? std::string(v.data, v.size) : std::string(); }
 }  // namespace
 
+Provider read_provider(const LOOM_EpFactory* f, const PluginLibrary& library) {
+  Provider p;
+  p.name = sv(f->name);
+  p.factory = f;
+  p.library = &library;
+  LOOM_EpFactory_GetDevices_Args args{};
+  args.struct_size = LOOM_EpFactory_GetDevices_Args_STRUCT_SIZE;
+  Status st = from_abi(f->get_devices(f->state, &args));
+  if (!st) {
+    p.unavailable_reason = "get_devices failed: " + st.message();
+    return p;
+  }
+  if (args.device_count > 0 && args.devices == nullptr) {
+    p.unavailable_reason = "get_devices returned a count but no array";
+    return p;
+  }
+  for (uint64_t i = 0; i < args.device_count; ++i) {
+    const LOOM_DeviceInfo* d = args.devices[i];
+    if (d == nullptr || d->struct_size < LOOM_DeviceInfo_STRUCT_SIZE || d->memory == nullptr ||
+        d->memory->struct_size < LOOM_MemoryInfo_STRUCT_SIZE) {
+      p.unavailable_reason = "device " + std::to_string(i) + " description is missing or too small";
+      p.devices.clear();
+      return p;
+    }
+    LOOM_MemoryInfo mem{};
+    std::memcpy(&mem, d->memory, LOOM_MemoryInfo_STRUCT_SIZE);
+    mem.struct_size = LOOM_MemoryInfo_STRUCT_SIZE;
+    p.devices.push_back({sv(d->name), mem});
+  }
+  if (args.device_count == 0) {
+    p.unavailable_reason = sv(args.unavailable_reason);
+    if (p.unavailable_reason.empty()) p.unavailable_reason = "no devices";
+  }
+  return p;
+}
+
 PluginRegistry::~PluginRegistry() {
   providers_.clear();
   // Unload in reverse order of loading.
@@ -49,40 +85,11 @@ void PluginRegistry::load_library(const std::string& path) {
   report.version = l.version();
   report.abi = std::to_string(l.api().abi_major) + "." + std::to_string(l.api().abi_minor);
   for (const LOOM_EpFactory* f : l.factories()) {
-    Provider p;
-    p.name = sv(f->name);
-    p.factory = f;
-    p.library = &l;
+    Provider p = read_provider(f, l);
     PluginReport::Factory rf;
     rf.name = p.name;
-    LOOM_EpFactory_GetDevices_Args args{};
-    args.struct_size = LOOM_EpFactory_GetDevices_Args_STRUCT_SIZE;
-    Status st = from_abi(f->get_devices(f->state, &args));
-    if (!st) {
-      p.unavailable_reason = "get_devices failed: " + st.message();
-    } else if (args.device_count > 0 && args.devices == nullptr) {
-      p.unavailable_reason = "get_devices returned a count but no array";
-    } else {
-      for (uint64_t i = 0; i < args.device_count; ++i) {
-        const LOOM_DeviceInfo* d = args.devices[i];
-        if (d == nullptr || d->struct_size < LOOM_DeviceInfo_STRUCT_SIZE || d->memory == nullptr ||
-            d->memory->struct_size < LOOM_MemoryInfo_STRUCT_SIZE) {
-          p.unavailable_reason = "device " + std::to_string(i) + " description is missing or too small";
-          p.devices.clear();
-          rf.devices.clear();
-          break;
-        }
-        LOOM_MemoryInfo mem{};
-        std::memcpy(&mem, d->memory, LOOM_MemoryInfo_STRUCT_SIZE);
-        mem.struct_size = LOOM_MemoryInfo_STRUCT_SIZE;
-        p.devices.push_back({sv(d->name), mem});
-        rf.devices.push_back({sv(d->name), memory_name(mem), mem.host_accessible != 0});
-      }
-      if (args.device_count == 0) {
-        p.unavailable_reason = sv(args.unavailable_reason);
-        if (p.unavailable_reason.empty()) p.unavailable_reason = "no devices";
-      }
-    }
+    for (const Provider::Device& d : p.devices)
+      rf.devices.push_back({d.name, memory_name(d.memory), d.memory.host_accessible != 0});
     if (const Provider* existing = find(p.name)) {
       p.unavailable_reason = "provider name already taken by " + existing->library->path();
       rf.unavailable_reason = p.unavailable_reason;

@@ -31,6 +31,11 @@ struct Provider {
   std::shared_ptr<std::recursive_mutex> serial_steps = std::make_shared<std::recursive_mutex>();
 };
 
+// A factory of a loaded library as a provider: its devices as get_devices
+// reports them, each description checked. A factory whose devices cannot be
+// read, or that has none, gets no devices and an unavailable_reason.
+Provider read_provider(const LOOM_EpFactory* factory, const PluginLibrary& library);
+
 class PluginRegistry {
  public:
   ~PluginRegistry();

@@ -1,7 +1,10 @@
 // `loom plugins`: what the plugin host found, loaded or refused, and why.
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "loom/plugin_check.h"
 
 namespace loom::tools {
 namespace {
@@ -34,7 +37,27 @@ void print_report(const PluginReport& r) {
   }
 }
 
+// `--check PATH.so`: one checklist per library; exit 1 if any check failed.
+int check_main(const std::vector<std::string>& paths) {
+  bool all_ok = true;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    PluginCheckReport report = check_plugin(paths[i]);
+    std::cout << (i ? "\n" : "") << "checking " << report.path << "\n";
+    for (const auto& item : report.items) {
+      std::string level = check_level_name(item.level);
+      std::cout << "  " << level << std::string(6 - level.size(), ' ') << item.what
+                << (item.detail.empty() ? "" : ": " + item.detail) << "\n";
+    }
+    const size_t failures = report.failures(), warnings = report.warnings();
+    std::cout << "result: " << (failures ? "FAIL" : "ok") << " (" << failures << (failures == 1 ? " failure, " : " failures, ")
+              << warnings << (warnings == 1 ? " warning)" : " warnings)") << "\n";
+    all_ok = all_ok && report.ok();
+  }
+  return all_ok ? kExitOk : kExitFailure;
+}
+
 int plugins_main(const ParsedArgs& args) {
+  if (args.has("check")) return check_main(args.values("check"));
   auto config = load_config(args);
   if (!config) return report_failure(kName, config.status().message());
   auto env = Environment::create(*config);
@@ -57,9 +80,16 @@ int plugins_main(const ParsedArgs& args) {
 
 Command plugins_command() {
   return Command{CommandSpec{"plugins",
-                             "List the plugin libraries found, loaded or refused, with their providers and devices.",
-                             "[--config F]",
-                             {{"config", "F", "JSON configuration file (its plugin_dirs are scanned too)"}}},
+                             "List the plugin libraries found, loaded or refused, with their providers and devices; "
+                             "or validate one library (--check).",
+                             "[--config F] | --check PATH.so [--check PATH.so ...]",
+                             {{"config", "F", "JSON configuration file (its plugin_dirs are scanned too)"},
+                              {"check", "PATH.so",
+                               "validate exactly this plugin library without running a model: entry symbol, ABI "
+                               "version, required slots, devices, EP creation, kernel table, allocator / data "
+                               "transfer, streams, custom-op schemas; prints one ok / warn / FAIL line per check "
+                               "and exits 1 if any check failed (repeatable)",
+                               true}}},
                  plugins_main};
 }
 
