@@ -10,24 +10,13 @@
 
 #include <string>
 
+#include "common/implementation_loader.h"
 #include "loader/preflight.h"
 #include "loom/sdk.h"
 
 namespace {
 
 constexpr char kImplementation[] = "cuda/libloom_cuda_impl.so";
-
-std::string own_directory() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 || info.dli_fname == nullptr) return ".";
-  const std::string path = info.dli_fname;
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-LOOM_Status* fail(LOOM_PluginEntry_Args* args, const std::string& message) {
-  return args->host->status_create(LOOM_STATUS_FAIL, {message.data(), message.size()});
-}
 
 // The provider on a machine without the driver: no device, and the reason.
 class NoDriverFactory : public loom::sdk::EpFactory {
@@ -74,15 +63,6 @@ extern "C" LOOM_EXPORT LOOM_Status* loom_plugin_entry(LOOM_PluginEntry_Args* arg
   if (!has_driver()) return no_driver_entry(args);
   const std::string missing =
       loom::cuda_loader::preflight(loom::cuda_loader::required_libraries(), {LOOM_CUDA_LIBRARY_DIR});
-  if (!missing.empty()) return fail(args, "cuda: " + missing);
-  const std::string path = own_directory() + "/" + kImplementation;
-  // NODELETE: the CUDA runtime keeps threads and handlers for the process.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    return fail(args, "cuda: cannot load " + path + ": " + (why ? why : "unknown error"));
-  }
-  auto entry = reinterpret_cast<LOOM_PluginEntryFn>(dlsym(handle, "loom_plugin_entry"));
-  if (entry == nullptr) return fail(args, "cuda: " + path + " has no loom_plugin_entry");
-  return entry(args);
+  if (!missing.empty()) return loom::plugin_loader::fail(args, "cuda: " + missing);
+  return loom::plugin_loader::forward(args, "cuda", kImplementation);
 }
