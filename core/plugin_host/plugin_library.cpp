@@ -21,6 +21,16 @@ std::string PluginLibrary::name() const { return sv(api_->name); }
 std::string PluginLibrary::version() const { return sv(api_->version); }
 
 Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::load(const std::string& path, LoadStep* reached) {
+  LOOM_ASSIGN_OR_RETURN(std::unique_ptr<PluginLibrary> lib, open(path, reached));
+  LOOM_RETURN_IF_ERROR(lib->initialize(reached));
+  return lib;
+}
+
+int32_t PluginLibrary::score() const {
+  return LOOM_HAS_FIELD(api_, LOOM_PluginApi, score) && api_->score != nullptr ? api_->score() : 1;
+}
+
+Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::open(const std::string& path, LoadStep* reached) {
   LoadStep ignored;
   LoadStep& step = reached ? *reached : ignored;
   step = LoadStep::kOpen;
@@ -62,20 +72,28 @@ Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::load(const std::string& 
   if (api->release == nullptr) return refuse("required slot 'release' is missing");
   if (api->get_ep_factories == nullptr) return refuse("required slot 'get_ep_factories' is missing");
   lib->agreed_minor_ = std::min<uint32_t>(api->abi_minor, LOOM_ABI_VERSION_MINOR);
+  lib->api_ = api;
+  return lib;
+}
 
+Status PluginLibrary::initialize(LoadStep* reached) {
+  LoadStep ignored;
+  LoadStep& step = reached ? *reached : ignored;
+  if (initialised_) return Status::ok();
+  const LOOM_PluginApi* api = api_;
   step = LoadStep::kInit;
   LOOM_Plugin_Init_Args init{};
   init.struct_size = LOOM_Plugin_Init_Args_STRUCT_SIZE;
-  init.agreed_minor = lib->agreed_minor_;
-  st = from_abi(api->init(&init));
+  init.agreed_minor = agreed_minor_;
+  Status st = from_abi(api->init(&init));
   if (!st) return refuse("init failed: " + st.message());
-  lib->api_ = api;
-  lib->state_ = init.plugin_state;  // from here on the destructor releases it
+  initialised_ = true;
+  state_ = init.plugin_state;  // from here on the destructor releases it
 
   step = LoadStep::kFactories;
   LOOM_Plugin_GetEpFactories_Args fargs{};
   fargs.struct_size = LOOM_Plugin_GetEpFactories_Args_STRUCT_SIZE;
-  st = from_abi(api->get_ep_factories(lib->state_, &fargs));
+  st = from_abi(api->get_ep_factories(state_, &fargs));
   if (!st) return refuse("get_ep_factories failed: " + st.message());
   if (fargs.factory_count > 0 && fargs.factories == nullptr)
     return refuse("get_ep_factories returned a count but no array");
@@ -87,14 +105,14 @@ Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::load(const std::string& 
     if (sv(f->name).empty()) return refuse("EP factory " + std::to_string(i) + " has no name");
     if (!f->get_devices || !f->create_ep || !f->release_ep)
       return refuse("EP factory '" + sv(f->name) + "' lacks a required slot (get_devices, create_ep, release_ep)");
-    lib->factories_.push_back(f);
+    factories_.push_back(f);
   }
   step = LoadStep::kLoaded;
-  return lib;
+  return Status::ok();
 }
 
 PluginLibrary::~PluginLibrary() {
-  if (api_ != nullptr && api_->release != nullptr) api_->release(state_);
+  if (initialised_ && api_->release != nullptr) api_->release(state_);
   // library_ unloads in its own destructor, after the release above.
 }
 

@@ -23,7 +23,16 @@ class PluginLibrary {
  public:
   // Returns the library or a refusal (the Status message is the reason).
   // When `reached` is given, it is set to the step reached (see LoadStep).
+  // load = open + initialize.
   static Expected<std::unique_ptr<PluginLibrary>> load(const std::string& path, LoadStep* reached = nullptr);
+  // The steps up to the plugin table (entry, version, required slots); the
+  // plugin is not initialised yet, so name() and score() can pick among
+  // variant builds before any of them runs init.
+  static Expected<std::unique_ptr<PluginLibrary>> open(const std::string& path, LoadStep* reached = nullptr);
+  // init and the factory table, once, after open.
+  Status initialize(LoadStep* reached = nullptr);
+  // LOOM_PluginApi.score (1 when the plugin has none).
+  int32_t score() const;
   // Releases the plugin state, then unloads the library.
   ~PluginLibrary();
 
@@ -40,7 +49,8 @@ class PluginLibrary {
   PluginLibrary() = default;
   std::string path_;
   boost::dll::shared_library library_;
-  const LOOM_PluginApi* api_ = nullptr;
+  const LOOM_PluginApi* api_ = nullptr;  // set by open
+  bool initialised_ = false;             // init succeeded: the destructor releases
   void* state_ = nullptr;
   uint32_t agreed_minor_ = 0;
   std::vector<const LOOM_EpFactory*> factories_;

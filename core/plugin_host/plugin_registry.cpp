@@ -65,25 +65,92 @@ Status PluginRegistry::scan_directory(const std::string& dir) {
   }
   if (ec) return fail("cannot read plugin directory '" + dir + "': " + ec.message());
   std::sort(files.begin(), files.end());
-  for (const std::string& f : files) load_library(f);
+  // Open every library first (entry, version, slots: no init), so variant
+  // builds of one plugin can be compared before any of them runs.
+  std::vector<std::unique_ptr<PluginLibrary>> opened;
+  for (const std::string& f : files) {
+    auto lib = PluginLibrary::open(f);
+    if (!lib) {
+      refuse(f, lib.status().message());
+      continue;
+    }
+    opened.push_back(std::move(*lib));
+  }
+  std::vector<bool> done(opened.size(), false);
+  for (size_t i = 0; i < opened.size(); ++i) {
+    if (done[i]) continue;
+    // The builds of this plugin: same name, in file order.
+    std::vector<size_t> variants;
+    for (size_t k = i; k < opened.size(); ++k)
+      if (!done[k] && opened[k]->name() == opened[i]->name()) variants.push_back(k);
+    size_t best = variants.front();
+    for (size_t k : variants)
+      if (opened[k]->score() > opened[best]->score()) best = k;
+    const int32_t best_score = opened[best]->score();
+    const std::string name = opened[best]->name();
+    const std::string best_file = fs::path(opened[best]->path()).filename().string();
+    std::string note;
+    if (variants.size() > 1) {
+      note = "chosen among " + std::to_string(variants.size()) + " builds of '" + name + "' (score " +
+             std::to_string(best_score) + "; others:";
+      const char* sep = " ";
+      for (size_t k : variants)
+        if (k != best) {
+          note += sep + fs::path(opened[k]->path()).filename().string() + " score " +
+                  std::to_string(opened[k]->score());
+          sep = ", ";
+        }
+      note += ")";
+      log::logger()->info("plugin '{}': using {} ({})", name, opened[best]->path(), note);
+    }
+    for (size_t k : variants) {
+      done[k] = true;
+      if (k == best) continue;
+      refuse(opened[k]->path(),
+             "not chosen: " + best_file + " is a better build of plugin '" + name + "' for this machine (score " +
+                 std::to_string(best_score) + " vs " + std::to_string(opened[k]->score()) + ")",
+             /*quiet=*/true);
+      opened[k].reset();
+    }
+    if (best_score <= 0) {
+      refuse(opened[best]->path(),
+             "cannot run on this machine (plugin '" + name + "' scored " + std::to_string(best_score) + ")");
+      opened[best].reset();
+      continue;
+    }
+    add_library(std::move(opened[best]), note);
+  }
   return Status::ok();
 }
 
-void PluginRegistry::load_library(const std::string& path) {
+void PluginRegistry::refuse(const std::string& path, const std::string& why, bool quiet) {
   PluginReport report;
   report.path = path;
-  auto lib = PluginLibrary::load(path);
-  if (!lib) {
-    report.refusal = lib.status().message();
-    log::logger()->warn("plugin '{}' refused: {}", path, report.refusal);
-    reports_.push_back(std::move(report));
-    return;
-  }
-  PluginLibrary& l = **lib;
+  report.refusal = why;
+  if (!quiet) log::logger()->warn("plugin '{}' refused: {}", path, why);
+  reports_.push_back(std::move(report));
+}
+
+void PluginRegistry::load_library(const std::string& path) {
+  auto lib = PluginLibrary::open(path);
+  if (!lib) return refuse(path, lib.status().message());
+  if ((*lib)->score() <= 0)
+    return refuse(path, "cannot run on this machine (plugin '" + (*lib)->name() + "' scored " +
+                            std::to_string((*lib)->score()) + ")");
+  add_library(std::move(*lib), "");
+}
+
+void PluginRegistry::add_library(std::unique_ptr<PluginLibrary> lib, const std::string& variant_note) {
+  const std::string path = lib->path();
+  if (Status st = lib->initialize(); !st) return refuse(path, st.message());
+  PluginReport report;
+  report.path = path;
+  PluginLibrary& l = *lib;
   report.loaded = true;
   report.name = l.name();
   report.version = l.version();
   report.abi = std::to_string(l.api().abi_major) + "." + std::to_string(l.api().abi_minor);
+  report.variant = variant_note;
   for (const LOOM_EpFactory* f : l.factories()) {
     Provider p = read_provider(f, l);
     PluginReport::Factory rf;
@@ -100,7 +167,7 @@ void PluginRegistry::load_library(const std::string& path) {
     report.factories.push_back(std::move(rf));
     providers_.push_back(std::move(p));
   }
-  libraries_.push_back(std::move(*lib));
+  libraries_.push_back(std::move(lib));
   reports_.push_back(std::move(report));
 }
 

@@ -39,8 +39,11 @@ Provider read_provider(const LOOM_EpFactory* factory, const PluginLibrary& libra
 class PluginRegistry {
  public:
   ~PluginRegistry();
-  // Loads every shared library in `dir` (sorted by name). Returns an error
-  // only when the directory does not exist or cannot be read.
+  // Loads every shared library in `dir` (sorted by name); of several builds
+  // of one plugin (same name) only the one with the highest score on this
+  // machine (LOOM_PluginApi.score) is initialised, the others are reported
+  // as not chosen. Returns an error only when the directory does not exist
+  // or cannot be read.
   Status scan_directory(const std::string& dir);
   // Loads one library; refusals are recorded, not returned.
   void load_library(const std::string& path);
@@ -51,6 +54,10 @@ class PluginRegistry {
   const std::vector<Provider>& providers() const { return providers_; }
 
  private:
+  // Initialises an opened library and records its providers.
+  void add_library(std::unique_ptr<PluginLibrary> lib, const std::string& variant_note);
+  void refuse(const std::string& path, const std::string& why, bool quiet = false);
+
   std::vector<std::unique_ptr<PluginLibrary>> libraries_;
   std::vector<Provider> providers_;
   std::vector<PluginReport> reports_;

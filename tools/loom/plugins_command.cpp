@@ -21,6 +21,7 @@ void print_report(const PluginReport& r) {
   std::cout << "  name:    " << r.name << "\n";
   std::cout << "  version: " << r.version << "\n";
   std::cout << "  abi:     " << r.abi << "\n";
+  if (!r.variant.empty()) std::cout << "  variant: " << r.variant << "\n";
   if (r.factories.empty()) std::cout << "  factories: none\n";
   for (const auto& f : r.factories) {
     std::cout << "  factory " << f.name;

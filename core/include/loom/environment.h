@@ -27,6 +27,9 @@ struct PluginReport {
   std::string name;     // plugin's own name
   std::string version;  // plugin's own version
   std::string abi;      // "MAJOR.MINOR" the plugin was built with
+  // For one of several builds of a plugin in a directory: why this one was
+  // chosen (the others' scores); empty otherwise.
+  std::string variant;
   struct Device {
     std::string name;
     std::string memory;

@@ -85,9 +85,17 @@ typedef struct LOOM_PluginApi {
   /* Optional. */
   LOOM_Status* (*get_custom_op_domains)(void* plugin_state,
                                         LOOM_Plugin_GetCustomOpDomains_Args* args);
+  /* Optional, for variant builds of one plugin (say generic and AVX-512)
+   * placed in one directory: how well this build suits this machine, 0 if it
+   * cannot run here, larger is better; absent reads as 1. Called before
+   * init, from one thread; must only inspect the machine (e.g. CPUID). Of
+   * the plugins with the same name in a directory the host initialises only
+   * the highest-scoring one (the first in file order on a tie) and reports
+   * the others as not chosen. */
+  int32_t (*score)(void);
 } LOOM_PluginApi;
-#define LOOM_PluginApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_PluginApi, get_custom_op_domains)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_PluginApi, get_custom_op_domains);
+#define LOOM_PluginApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_PluginApi, score)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_PluginApi, score);
 
 typedef struct LOOM_PluginEntry_Args {
   uint64_t struct_size;

@@ -260,13 +260,18 @@ struct PluginEntry {
 
 // Defines the plugin entry symbol. `create` is a function
 // `std::unique_ptr<loom::sdk::Plugin>()`; name and version are string literals.
-#define LOOM_SDK_DEFINE_PLUGIN(plugin_name, plugin_version, create)                       \
+#define LOOM_SDK_DEFINE_PLUGIN(plugin_name, plugin_version, create) \
+  LOOM_SDK_DEFINE_PLUGIN_VARIANT(plugin_name, plugin_version, create, nullptr)
+
+// The same for one variant build of a plugin (see LOOM_PluginApi.score):
+// `score` is an `int32_t()` function rating this machine for this build.
+#define LOOM_SDK_DEFINE_PLUGIN_VARIANT(plugin_name, plugin_version, create, score_fn)          \
   LOOM_EXPORT LOOM_Status* loom_plugin_entry(LOOM_PluginEntry_Args* args) {               \
     using Entry = ::loom::sdk::detail::PluginEntry<create>;                               \
     static const LOOM_PluginApi api = {                                                   \
         LOOM_PluginApi_STRUCT_SIZE, nullptr, LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR, \
         {plugin_name, sizeof(plugin_name) - 1}, {plugin_version, sizeof(plugin_version) - 1}, \
-        &Entry::init, &Entry::release, &Entry::factories, nullptr};                       \
+        &Entry::init, &Entry::release, &Entry::factories, nullptr, score_fn};             \
     ::loom::sdk::host_slot() = args->host;                                                \
     args->plugin = &api;                                                                  \
     return nullptr;                                                                       \
