@@ -60,6 +60,10 @@ struct Step {
   size_t ep = 0;  // the EP that runs it (for copies: whose data transfer copies)
   size_t stream = kHostStream;  // where it runs (kWait: the stream that waits)
   int event = -1;               // kRecord / kWait: index into ExecutionPlan::events
+  // kCopy of an initializer into device memory: done once per session (the
+  // first run copies synchronously into a buffer the session keeps; later
+  // runs read that buffer), as weights belong on the device.
+  bool constant_copy = false;
   const LOOM_KernelDef* def = nullptr;         // kKernel
   void* kernel = nullptr;                      // kKernel: per-node kernel object
   const LOOM_NodeView* node_view = nullptr;    // kKernel

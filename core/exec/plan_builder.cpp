@@ -191,6 +191,11 @@ class PlanBuilder {
     step.ep = static_cast<size_t>(memory_owner_[device]);
     step.stream = stream_of(step.ep);
     step.inputs = {slot};
+    // An initializer that no run may override (not a graph input) is copied
+    // once per session rather than every run.
+    step.constant_copy = plan_->slots[slot].kind == SlotKind::kConstant && from == 0 &&
+                         std::none_of(plan_->inputs.begin(), plan_->inputs.end(),
+                                      [&](const auto& in) { return in.second == slot; });
     const std::string name = plan_->slots[slot].name + "@" + plugin_host::memory_name(plan_->memories[m].info);
     SlotId dst = new_slot(name, SlotKind::kIntermediate, m);
     plan_->slots[dst].type = plan_->slots[slot].type;
@@ -506,6 +511,7 @@ class PlanBuilder {
       slot.dies_at = dies[s];
       if (!slot.type.fully_known() || slot.type.kind != ir::ValueKind::kTensor || dtype_size(slot.type.dtype) == 0)
         continue;
+      if (plan_->steps[producer[s]].constant_copy) continue;  // kept by the session, not in a run's arena
       auto count = checked_element_count(slot.type.known_dims());
       if (count) bytes[s] = *count * static_cast<int64_t>(dtype_size(slot.type.dtype));
     }

@@ -6,6 +6,11 @@
 #include "plugin_host/abi_objects.h"
 
 namespace loom::exec {
+DeviceConstants::~DeviceConstants() {
+  for (auto& [slot, e] : entries)
+    if (e.data != nullptr) e.arena->free(e.data);
+}
+
 RunResourcePool::~RunResourcePool() {
   for (auto& r : free_) destroy(*r);
 }
@@ -46,6 +51,7 @@ Expected<std::unique_ptr<RunResources>> RunResourcePool::acquire() {
   Status status;
   if (!r) {
     r = std::make_unique<RunResources>();
+    r->constants = &constants_;
     r->planned.assign(plan_.memories.size(), nullptr);
     for (const MemoryKind& m : plan_.memories) r->arenas.push_back(&arenas_.arena(m.info, m.allocator));
     r->streams.assign(plan_.streams.size(), nullptr);

@@ -1,14 +1,31 @@
 // What one run needs besides its values, recycled across runs.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "exec/execution_plan.h"
 #include "memory/memory_arenas.h"
+#include "plugin_host/abi_objects.h"
 
 namespace loom::exec {
+
+// Initializers copied into device memory once per session (Step::
+// constant_copy): the buffer and a value viewing it, by the copy's output
+// slot. Shared by every run of the plan; thread-safe.
+class DeviceConstants {
+ public:
+  ~DeviceConstants();
+  std::mutex mutex;
+  struct Entry {
+    memory::Arena* arena = nullptr;
+    void* data = nullptr;
+    std::unique_ptr<LOOM_Value> value;
+  };
+  std::map<SlotId, Entry> entries;  // guarded by mutex
+};
 
 // The planned buffers of each memory kind (one block per kind, sized by the
 // memory plan, from the session's arena of that kind), a stream per
@@ -20,6 +37,7 @@ struct RunResources {
   std::vector<LOOM_Stream*> streams;  // per plan stream; NULL for the host
   std::vector<LOOM_Event*> events;    // per plan event
   std::vector<std::vector<LOOM_Event*>> timing_events;  // per stream, made as profiling needs them
+  DeviceConstants* constants = nullptr;  // the pool's, shared by every run
 };
 
 // Recycles RunResources across runs, so steady-state runs allocate nothing
@@ -44,6 +62,7 @@ class RunResourcePool {
   const ExecutionPlan& plan_;
   std::vector<plugin_host::EpInstance*> eps_;
   memory::MemoryArenas& arenas_;
+  DeviceConstants constants_;  // released before the arenas it came from
   std::mutex mutex_;
   std::vector<std::unique_ptr<RunResources>> free_;
 };

@@ -320,7 +320,61 @@ Expected<ValuePtr> RunState::take_output(SlotId slot) {
     return plugin_host::clone_value(v);
   }
 
+// The session's device copy of an initializer (made by the first run,
+// synchronously, so that every later run on any stream finds it complete).
+Status RunState::copy_constant_once(const Step& step, StepTiming* timing) {
+  DeviceConstants& constants = *resources_.constants;
+  const SlotId out = step.outputs[0];
+  std::lock_guard<std::mutex> lock(constants.mutex);
+  auto it = constants.entries.find(out);
+  if (it == constants.entries.end()) {
+    const LOOM_Value& src = *values_[step.inputs[0]].value();
+    if (src.kind != LOOM_VALUE_TENSOR || (src.tensor.data == nullptr && src.tensor.count > 0))
+      return not_implemented(step.label + ": the initializer's data is not available on the host");
+    const size_t m = plan_.slots[out].memory;
+    const uint64_t bytes = src.tensor.count * dtype_size(static_cast<DType>(src.tensor.dtype));
+    DeviceConstants::Entry e;
+    e.arena = resources_.arenas[m];
+    auto block = e.arena->allocate(static_cast<int64_t>(bytes));
+    if (!block) return block.status().with_context(step.label);
+    e.data = *block;
+    if (bytes > 0) {
+      const LOOM_DataTransfer* t = eps_[step.ep]->data_transfer();
+      LOOM_DataTransfer_Copy_Args args{};
+      args.struct_size = LOOM_DataTransfer_Copy_Args_STRUCT_SIZE;
+      args.src_memory = src.tensor.memory;
+      args.src = src.tensor.data;
+      args.dst_memory = &plan_.memories[m].info;
+      args.dst = e.data;
+      args.bytes = bytes;  // no stream: complete when the call returns
+      const auto start = std::chrono::steady_clock::now();
+      Status st = plugin_host::from_abi(t->copy(t->state, &args));
+      if (!st) {
+        e.arena->free(e.data);
+        return st.with_context(step.label + " (provider '" + eps_[step.ep]->name() + "')");
+      }
+      if (timing != nullptr) {
+        timing->kernel_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+        timing->bytes = bytes;
+      }
+    }
+    e.value = std::make_unique<LOOM_Value>();
+    e.value->kind = LOOM_VALUE_TENSOR;
+    e.value->tensor.dtype = src.tensor.dtype;
+    e.value->tensor.dims = src.tensor.dims;
+    e.value->tensor.count = src.tensor.count;
+    e.value->tensor.data = e.data;
+    e.value->tensor.memory = &plan_.memories[m].info;
+    it = constants.entries.emplace(out, std::move(e)).first;
+  }
+  RuntimeValue& dst = values_[out];
+  dst.borrowed = it->second.value.get();
+  dst.ready = true;
+  return Status::ok();
+}
+
 Status RunState::run_copy(const Step& step, StepTiming* timing) {
+  if (step.constant_copy && resources_.constants != nullptr) return copy_constant_once(step, timing);
   const LOOM_Value& src = *values_[step.inputs[0]].value();
   if (src.kind != LOOM_VALUE_TENSOR) return not_implemented(step.label + ": only tensors can move between memories");
   RuntimeValue& dst = values_[step.outputs[0]];

@@ -118,6 +118,7 @@ class RunState {
   Status run_step(const Step& step, StepTiming* timing = nullptr);
   Status run_sync_step(const Step& step);
   Status run_copy(const Step& step, StepTiming* timing);
+  Status copy_constant_once(const Step& step, StepTiming* timing);
 
   // Drops the session's bytes of constant `slot` when `step` is its only
   // reader and it is not an overridable graph input (see

@@ -124,7 +124,8 @@ TEST(AsyncStreamTest, MixedHostAndAsyncDeviceMatchesReference) {
     EXPECT_EQ(c.launched_early() - early, 3u);
     EXPECT_EQ(c.event_host_syncs() - event_syncs, 1u);
     EXPECT_EQ(c.stream_host_syncs() - stream_syncs, 1u);
-    EXPECT_EQ(c.copies() - copies, 5u);
+    // The bias goes to the device once per session, in the first run.
+    EXPECT_EQ(c.copies() - copies, i == 0 ? 5u : 4u);
   }
 }
 
