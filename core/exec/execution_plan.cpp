@@ -1,8 +1,20 @@
 #include "exec/execution_plan.h"
 
+#include <algorithm>
+
 #include "plugin_host/abi_objects.h"
 
 namespace loom::exec {
+
+std::vector<SlotId> Step::reads() const {
+  std::vector<SlotId> read;
+  for (SlotId s : inputs)
+    if (s != kNoSlot) read.push_back(s);
+  for (const auto& [name, s] : captures) read.push_back(s);
+  std::sort(read.begin(), read.end());
+  read.erase(std::unique(read.begin(), read.end()), read.end());
+  return read;
+}
 
 ExecutionPlan::~ExecutionPlan() {
   for (auto& [def, kernel] : created_kernels) def->release(kernel);

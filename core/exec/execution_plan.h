@@ -86,6 +86,9 @@ struct Step {
     int same_as_input = -1;
   };
   std::vector<OutputTypeRule> output_types;
+
+  // The slots the step reads (inputs and subgraph captures), each once.
+  std::vector<SlotId> reads() const;
 };
 
 struct MemoryKind {

@@ -355,14 +355,6 @@ class PlanBuilder {
     return Status::ok();
   }
 
-  static std::vector<SlotId> slots_read(const Step& st) {
-    std::vector<SlotId> read;
-    for (SlotId s : st.inputs)
-      if (s != kNoSlot) read.push_back(s);
-    for (const auto& [name, s] : st.captures) read.push_back(s);
-    return read;
-  }
-
   // Orders values that leave an asynchronous stream: an event is recorded
   // after the producer, and the first consumer on each other stream waits on
   // it. A stream that already waited for the same or a later point of the
@@ -385,7 +377,7 @@ class PlanBuilder {
           steps[i].kind == StepKind::kCopy && plan_->slots[steps[i].inputs[0]].memory == 0;
       const size_t c = reads_host_at_launch ? kHostStream : steps[i].stream;
       std::vector<int> latest(nstreams, -1);
-      for (SlotId s : slots_read(steps[i])) {
+      for (SlotId s : steps[i].reads()) {
         const int p = producer[s];
         if (p < 0) continue;
         const size_t q = steps[p].stream;
@@ -454,7 +446,7 @@ class PlanBuilder {
     if (plan_->streams.size() == 1) return;
     std::vector<std::set<size_t>> touching(plan_->memories.size());
     for (const Step& st : steps) {
-      for (SlotId s : slots_read(st)) touching[plan_->slots[s].memory].insert(st.stream);
+      for (SlotId s : st.reads()) touching[plan_->slots[s].memory].insert(st.stream);
       for (SlotId s : st.outputs)
         if (s != kNoSlot) touching[plan_->slots[s].memory].insert(st.stream);
     }
@@ -474,7 +466,7 @@ class PlanBuilder {
     for (size_t i = 0; i < steps.size(); ++i) {
       const Step& st = steps[i];
       if (st.stream == kHostStream) continue;
-      for (SlotId s : slots_read(st)) {
+      for (SlotId s : st.reads()) {
         const size_t m = plan_->slots[s].memory;
         if (touching[m].size() < 2 || (st.kind == StepKind::kCopy && m == 0)) continue;
         last_use[s] = std::max(last_use[s], host_knows_done(st.stream, i));
@@ -493,12 +485,8 @@ class PlanBuilder {
     }
     for (auto [step, s] : extra_reads_) last_use[s] = std::max(last_use[s], static_cast<int>(step));
     extend_async_reads(last_use);
-    for (const Step& st : plan_->steps) {
-      std::set<SlotId> read(st.inputs.begin(), st.inputs.end());
-      for (const auto& [name, s] : st.captures) read.insert(s);
-      read.erase(kNoSlot);
-      for (SlotId s : read) ++plan_->slots[s].readers;
-    }
+    for (const Step& st : plan_->steps)
+      for (SlotId s : st.reads()) ++plan_->slots[s].readers;
     // Sizes and lifetimes of the intermediates the static shapes determine.
     std::vector<int64_t> bytes(ns, -1);
     std::vector<int> dies(ns, -1);

@@ -162,12 +162,8 @@ void RunState::drop(RuntimeValue& rv) {
 // value until the run ends rather than track when the host knows.
 void RunState::finish_step(const Step& step) {
   if (!parallel_ || resources_.streams.size() > 1) return;
-  std::vector<SlotId> read(step.inputs.begin(), step.inputs.end());
-  for (const auto& [name, s] : step.captures) read.push_back(s);
-  std::sort(read.begin(), read.end());
-  read.erase(std::unique(read.begin(), read.end()), read.end());
-  for (SlotId s : read) {
-    if (s == kNoSlot || plan_.slots[s].kind != SlotKind::kIntermediate) continue;
+  for (SlotId s : step.reads()) {
+    if (plan_.slots[s].kind != SlotKind::kIntermediate) continue;
     if (readers_left_[s].fetch_sub(1) == 1) drop(values_[s]);
   }
 }

@@ -28,9 +28,7 @@ StepGraph build_step_graph(const ExecutionPlan& plan) {
     } else if (st.kind == StepKind::kWait) {
       depend(record_of[static_cast<size_t>(st.event)]);
     } else {
-      for (SlotId s : st.inputs)
-        if (s != kNoSlot) depend(producer[s]);
-      for (const auto& [name, s] : st.captures) depend(producer[s]);
+      for (SlotId s : st.reads()) depend(producer[s]);
       for (size_t w : pending_waits) depend(static_cast<int>(w));
       pending_waits.clear();
     }

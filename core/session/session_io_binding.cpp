@@ -141,9 +141,8 @@ Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
       bool host_readers = false;
       for (size_t i = 0; i < plan.steps.size(); ++i) {
         const exec::Step& st = plan.steps[i];
-        bool reads = std::find(st.inputs.begin(), st.inputs.end(), slot_it->second) != st.inputs.end();
-        for (const auto& [name, c] : st.captures) reads = reads || c == slot_it->second;
-        if (!reads) continue;
+        const std::vector<exec::SlotId> read = st.reads();
+        if (std::find(read.begin(), read.end(), slot_it->second) == read.end()) continue;
         if (st.kind == exec::StepKind::kCopy &&
             plugin_host::same_memory(plan.memories[plan.slots[st.outputs[0]].memory].info, *memory))
           bound.skipped_copies[i] = device_view;
