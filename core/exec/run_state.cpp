@@ -179,13 +179,8 @@ void RunState::bind(const std::map<std::string, const LOOM_Value*>& inputs) {
           rv.v = std::move(*plugin_host::tensor_value(*plan_.slots[s].constant));
         } else {
           // Dtype and dims only: the step that reads it keeps its own copy.
-          rv.v = LOOM_Value{};
-          rv.v.kind = LOOM_VALUE_TENSOR;
-          rv.v.tensor.dtype = static_cast<int32_t>(released->second.first);
-          rv.v.tensor.dims = released->second.second;
-          auto count = checked_element_count(released->second.second);
-          rv.v.tensor.count = count ? static_cast<uint64_t>(*count) : 0;
-          rv.v.tensor.memory = &plan_.memories[0].info;
+          rv.v = std::move(*plugin_host::tensor_view_value(released->second.first, released->second.second, nullptr,
+                                                           &plan_.memories[0].info));
         }
         rv.ready = true;
       }
@@ -354,13 +349,8 @@ Status RunState::copy_constant_once(const Step& step, StepTiming* timing) {
         timing->bytes = bytes;
       }
     }
-    e.value = std::make_unique<LOOM_Value>();
-    e.value->kind = LOOM_VALUE_TENSOR;
-    e.value->tensor.dtype = src.tensor.dtype;
-    e.value->tensor.dims = src.tensor.dims;
-    e.value->tensor.count = src.tensor.count;
-    e.value->tensor.data = e.data;
-    e.value->tensor.memory = &plan_.memories[m].info;
+    e.value = plugin_host::tensor_view_value(static_cast<DType>(src.tensor.dtype), src.tensor.dims, e.data,
+                                             &plan_.memories[m].info);
     it = constants.entries.emplace(out, std::move(e)).first;
   }
   RuntimeValue& dst = values_[out];

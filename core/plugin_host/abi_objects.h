@@ -117,6 +117,9 @@ LOOM_Status* to_abi(const Status& s);
 // --- values ---
 // A tensor value viewing `t`'s storage (shared, not copied).
 std::unique_ptr<LOOM_Value> tensor_value(const Tensor& t);
+// A tensor value viewing `data` (not owned; NULL for dtype and dims only) in
+// `memory`, which must outlive the value.
+std::unique_ptr<LOOM_Value> tensor_view_value(DType dtype, const Dims& dims, void* data, const LOOM_MemoryInfo* memory);
 // A zero-filled host tensor value.
 Expected<std::unique_ptr<LOOM_Value>> new_tensor_value(DType dtype, const Dims& dims);
 // Deep copy into host memory (fails for data the host cannot read).

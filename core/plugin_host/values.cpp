@@ -14,6 +14,18 @@ std::unique_ptr<LOOM_Value> tensor_value(const Tensor& t) {
   return v;
 }
 
+std::unique_ptr<LOOM_Value> tensor_view_value(DType dtype, const Dims& dims, void* data, const LOOM_MemoryInfo* memory) {
+  auto v = std::make_unique<LOOM_Value>();
+  v->kind = LOOM_VALUE_TENSOR;
+  v->tensor.dtype = static_cast<int32_t>(dtype);
+  v->tensor.dims = dims;
+  auto count = checked_element_count(dims);
+  v->tensor.count = count ? static_cast<uint64_t>(*count) : 0;
+  v->tensor.data = data;
+  v->tensor.memory = memory;
+  return v;
+}
+
 Expected<std::unique_ptr<LOOM_Value>> new_tensor_value(DType dtype, const Dims& dims) {
   LOOM_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(dtype, dims));
   return tensor_value(t);

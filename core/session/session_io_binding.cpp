@@ -86,23 +86,6 @@ Status Session::copy_from_host(const Tensor& src, const DeviceTensor& dst) const
   return impl_->copy(DeviceTensor{src.dtype(), src.dims(), const_cast<void*>(src.data()), "cpu"}, dst);
 }
 
-namespace {
-
-// A value viewing the caller's buffer (not owned).
-std::unique_ptr<LOOM_Value> view_value(const DeviceTensor& t, const LOOM_MemoryInfo* memory) {
-  auto v = std::make_unique<LOOM_Value>();
-  v->kind = LOOM_VALUE_TENSOR;
-  v->tensor.dtype = static_cast<int32_t>(t.dtype);
-  v->tensor.dims = t.dims;
-  auto count = checked_element_count(t.dims);
-  v->tensor.count = count ? static_cast<uint64_t>(*count) : 0;
-  v->tensor.data = t.data;
-  v->tensor.memory = memory;
-  return v;
-}
-
-}  // namespace
-
 Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
   const Impl& s = *impl_;
   exec::ExecuteOptions options;
@@ -131,7 +114,7 @@ Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
     }
     LOOM_ASSIGN_OR_RETURN(const LOOM_MemoryInfo* memory, s.memory_info(in.device.memory));
     LOOM_RETURN_IF_ERROR(s.check_tensor_input(in.name, in.device.dtype, in.device.dims));
-    owned.push_back(view_value(in.device, memory));
+    owned.push_back(plugin_host::tensor_view_value(in.device.dtype, in.device.dims, in.device.data, memory));
     const LOOM_Value* device_view = owned.back().get();
     if (plugin_host::same_memory(*memory, plugin_host::host_memory())) {
       feeds[in.name] = device_view;
