@@ -3,12 +3,11 @@
 // cancels and asynchronous streams behave as in sequential runs.
 #include <gtest/gtest.h>
 
-#include <time.h>
-
 #include <chrono>
 #include <thread>
 
 #include "common/model_builder.h"
+#include "common/cpu_time.h"
 #include "common/test_env.h"
 #include "exec/thread_pool.h"
 
@@ -158,20 +157,15 @@ TEST(ParallelExecutorTest, AsyncStreamsInParallelModeMatchReference) {
   }
 }
 
-double process_cpu_ms() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
-}
 
 TEST(ParallelExecutorTest, AnIdleParallelSessionUsesAlmostNoCpu) {
   auto par = make_session(parallel_config({"reference"}), branches_model());
   ASSERT_TRUE(par);
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(par->run({{"x", input()}}).has_value());
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the workers' bounded spin (2 ms) ends
-  const double before = process_cpu_ms();
+  const double before = testing::process_cpu_ms();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const double used = process_cpu_ms() - before;
+  const double used = testing::process_cpu_ms() - before;
   // ~0 %: allow 2 % of one core for timer ticks and the test harness.
   EXPECT_LT(used, 10.0) << "the idle process used " << used << " ms of CPU in 500 ms";
 }

@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 #include <pthread.h>
-#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -17,17 +16,14 @@
 #include <thread>
 #include <vector>
 
+#include "common/cpu_time.h"
+
 namespace loom::exec {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-double process_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
 
 // Polls `condition` until it holds or `limit` passes; true when it held.
 template <typename Condition>
@@ -235,9 +231,9 @@ TEST(ThreadPoolTest, IdlePoolUsesAlmostNoCpu) {
   ThreadPool pool({.threads = 4});  // default 2 ms spin
   run_burst(pool, 2000);
   std::this_thread::sleep_for(50ms);  // well past the spin
-  const double before = process_cpu_ms();
+  const double before = loom::testing::process_cpu_ms();
   std::this_thread::sleep_for(300ms);
-  const double used = process_cpu_ms() - before;
+  const double used = loom::testing::process_cpu_ms() - before;
   std::printf("[ idle    ] 4 workers, 2 ms spin: %.3f ms CPU over 300 ms idle (%.2f%% of a core)\n", used,
               used / 3.0);
   EXPECT_LT(used, 9.0);  // < 3% of one core
@@ -251,9 +247,9 @@ TEST(ThreadPoolTest, SpinIsBoundedInTime) {
   for (const Case c : {Case{4, 2000us}, Case{2, 20000us}, Case{2, 0us}}) {
     ThreadPool pool({.threads = c.threads, .spin = c.spin});
     run_burst(pool, 2000);
-    const double before = process_cpu_ms();
+    const double before = loom::testing::process_cpu_ms();
     std::this_thread::sleep_for(200ms);
-    const double used = process_cpu_ms() - before;
+    const double used = loom::testing::process_cpu_ms() - before;
     const double spin_ms = static_cast<double>(c.spin.count()) / 1e3;
     std::printf("[ spin    ] %d workers, %.0f ms spin: %.3f ms CPU in the 200 ms after a burst\n", c.threads,
                 spin_ms, used);
