@@ -33,7 +33,12 @@ RunLogScope::~RunLogScope() { t_run = previous_; }
 
 const RunLogContext* current_run() { return t_run; }
 
-spdlog::level::level_enum effective_level() { return t_run != nullptr ? t_run->level : logger()->level(); }
+// Asked before every step of every run: read the level without copying the
+// logger's shared_ptr (an atomic increment and decrement each time).
+spdlog::level::level_enum effective_level() {
+  static spdlog::logger* const global = logger().get();
+  return t_run != nullptr ? t_run->level : global->level();
+}
 
 void write(spdlog::level::level_enum level, const std::string& message) {
   if (!enabled(level) || level == spdlog::level::off) return;
