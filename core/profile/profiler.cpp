@@ -54,7 +54,7 @@ Status Profiler::write(const std::string& path, const std::string& model,
   }
   nlohmann::json doc = {{"traceEvents", std::move(events)},
                         {"displayTimeUnit", "ms"},
-                        {"otherData", {{"loom_profile_version", 1}, {"model", model}, {"providers", providers}}}};
+                        {"otherData", {{"loom_profile_version", profile_format::kVersion}, {"model", model}, {"providers", providers}}}};
   std::ofstream out(path);
   if (!out) return invalid_argument("cannot write the profile to '" + path + "'");
   out << doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

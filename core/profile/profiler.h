@@ -17,16 +17,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "loom/profile_format.h"
 #include "loom/status.h"
 
 namespace loom::profile {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kHostPid = 1;
-constexpr int kDevicePid = 2;
-constexpr int kSessionTid = 0;
-constexpr int kFirstLaunchTid = 100;  // + stream index: launches on an asynchronous stream
+using profile_format::kDevicePid;
+using profile_format::kFirstLaunchTid;
+using profile_format::kHostPid;
+using profile_format::kSessionTid;
 
 class Profiler {
  public:

@@ -49,15 +49,16 @@
 #include <utility>
 #include <vector>
 
+#include "loom/profile_format.h"
 #include "loom/status.h"
 
 namespace loom::tools::profile {
 
-constexpr int kTraceVersion = 1;
-constexpr int64_t kHostPid = 1;
-constexpr int64_t kDevicePid = 2;
-constexpr int64_t kSessionTid = 0;
-constexpr int64_t kFirstLaunchTid = 100;
+constexpr int kTraceVersion = profile_format::kVersion;
+constexpr int64_t kHostPid = profile_format::kHostPid;
+constexpr int64_t kDevicePid = profile_format::kDevicePid;
+constexpr int64_t kSessionTid = profile_format::kSessionTid;
+constexpr int64_t kFirstLaunchTid = profile_format::kFirstLaunchTid;
 
 // One complete ("X") event with the args the readers use. Times in µs.
 struct Span {
