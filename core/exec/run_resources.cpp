@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 
-#include "memory/memory_planner.h"
 #include "plugin_host/abi_objects.h"
 
 namespace loom::exec {

@@ -5,7 +5,6 @@
 
 #include "exec/executor.h"
 #include "exec/subgraph_plan.h"
-#include "memory/memory_planner.h"
 
 namespace loom::exec {
 namespace {

@@ -45,12 +45,10 @@ struct RuntimeValue {
   memory::Arena* arena = nullptr;  // frees `device`
 
   const LOOM_Value* value() const { return borrowed ? borrowed : &v; }
-  // With `deferred`, device storage goes there instead of being freed now.
-  void reset(DeferredFrees* deferred = nullptr) {
-    if (device != nullptr) {
-      if (deferred != nullptr) deferred->emplace_back(arena, device);
-      else arena->free(device);
-    }
+  // Frees the storage now (RunState::drop defers it when streams may still
+  // use it).
+  void reset() {
+    if (device != nullptr) arena->free(device);
     device = nullptr;
     v = LOOM_Value{};
     borrowed = nullptr;
