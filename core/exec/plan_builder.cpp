@@ -6,7 +6,7 @@
 #include <set>
 #include <unordered_map>
 
-#include <onnx/defs/schema.h>
+#include "onnx/op_schemas.h"
 
 #include "exec/subgraph_plan.h"
 #include "memory/memory_planner.h"
@@ -18,35 +18,23 @@ namespace {
 
 using plugin_host::EpInstance;
 
-DType dtype_from_type_string(const std::string& s) {
-  static const std::map<std::string, DType> kTypes = {
-      {"tensor(float)", DType::kFloat},     {"tensor(double)", DType::kDouble},   {"tensor(float16)", DType::kFloat16},
-      {"tensor(bfloat16)", DType::kBFloat16}, {"tensor(int8)", DType::kInt8},     {"tensor(int16)", DType::kInt16},
-      {"tensor(int32)", DType::kInt32},     {"tensor(int64)", DType::kInt64},     {"tensor(uint8)", DType::kUint8},
-      {"tensor(uint16)", DType::kUint16},   {"tensor(uint32)", DType::kUint32},   {"tensor(uint64)", DType::kUint64},
-      {"tensor(bool)", DType::kBool},       {"tensor(string)", DType::kString},   {"tensor(complex64)", DType::kComplex64},
-      {"tensor(complex128)", DType::kComplex128}};
-  auto it = kTypes.find(s);
-  return it == kTypes.end() ? DType::kUndefined : it->second;
-}
-
 // Output element types as the op's ONNX schema determines them.
-std::vector<Step::OutputTypeRule> output_type_rules(const ir::Node& n) {
+std::vector<Step::OutputTypeRule> output_type_rules(const ir::Graph& g, const ir::Node& n) {
   std::vector<Step::OutputTypeRule> rules(n.outputs.size());
-  const ::onnx::OpSchema* schema = ::onnx::OpSchemaRegistry::Schema(n.op_type, static_cast<int>(n.opset), n.domain);
+  const ::onnx::OpSchema* schema = onnxio::schema_of(g, n);
   if (schema == nullptr || schema->outputs().empty()) return rules;
   const auto& formal_in = schema->inputs();
   const auto& formal_out = schema->outputs();
   for (size_t i = 0; i < rules.size(); ++i) {
     const std::string& param = formal_out[std::min(i, formal_out.size() - 1)].GetTypeStr();
-    const DType direct = dtype_from_type_string(param);
+    const DType direct = onnxio::dtype_from_onnx_type_string(param);
     if (direct != DType::kUndefined) {
       rules[i].dtype = static_cast<int32_t>(direct);
       continue;
     }
     for (const auto& c : schema->typeConstraintParams())
       if (c.type_param_str == param && c.allowed_type_strs.size() == 1)
-        rules[i].dtype = static_cast<int32_t>(dtype_from_type_string(c.allowed_type_strs[0]));
+        rules[i].dtype = static_cast<int32_t>(onnxio::dtype_from_onnx_type_string(c.allowed_type_strs[0]));
     if (rules[i].dtype != LOOM_DTYPE_UNDEFINED) continue;
     for (size_t k = 0; k < formal_in.size() && rules[i].same_as_input < 0; ++k)
       if (formal_in[k].GetTypeStr() == param) rules[i].same_as_input = static_cast<int>(k);
@@ -240,7 +228,7 @@ class PlanBuilder {
         step.inputs.push_back(s);
       }
       LOOM_RETURN_IF_ERROR(plan_subgraphs(n, step));
-      step.output_types = output_type_rules(n);
+      step.output_types = output_type_rules(graph_, n);
       outputs = n.outputs;
       LOOM_Kernel_Create_Args args{};
       args.struct_size = LOOM_Kernel_Create_Args_STRUCT_SIZE;

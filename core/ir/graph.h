@@ -13,6 +13,10 @@
 #include "ir/value_type.h"
 #include "loom/status.h"
 
+namespace loom::onnxio {
+class OpSchemas;
+}
+
 namespace loom::ir {
 
 class Graph {
@@ -24,6 +28,9 @@ class Graph {
   std::map<std::string, ValueType> value_types;  // every value with a known type
   std::map<std::string, int64_t> opsets;         // domain ("" = ONNX) -> version
   const Graph* parent = nullptr;                 // enclosing graph of a subgraph
+  // The custom-op schemas of the environment the model was loaded in
+  // (onnx/op_schemas.h; NULL: ONNX's schemas only). Subgraphs share it.
+  std::shared_ptr<onnxio::OpSchemas> op_schemas;
 
   // Adds a node and assigns its id.
   Node& add_node(Node node);

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "base/logging.h"
+#include "onnx/custom_op_check.h"
 #include "onnx/tensor_proto.h"
 
 namespace loom::onnxio {
@@ -34,8 +35,8 @@ std::string normalise_domain(const std::string& d) { return d == "ai.onnx" ? "" 
 
 class GraphConverter {
  public:
-  GraphConverter(std::string model_dir, std::map<std::string, int64_t> opsets)
-      : model_dir_(std::move(model_dir)), opsets_(std::move(opsets)) {}
+  GraphConverter(std::string model_dir, std::map<std::string, int64_t> opsets, std::shared_ptr<OpSchemas> schemas)
+      : model_dir_(std::move(model_dir)), opsets_(std::move(opsets)), schemas_(std::move(schemas)) {}
 
   // Consumes the initializers' data in `gp` as it converts them, so a large
   // model is never held twice in memory.
@@ -47,6 +48,7 @@ class GraphConverter {
     g->name = gp.name();
     g->parent = parent;
     g->opsets = opsets_;
+    g->op_schemas = schemas_;
     for (auto& init : *gp.mutable_initializer()) {
       const std::string name = init.name();
       auto t = tensor_from_proto(init, model_dir_);
@@ -93,69 +95,44 @@ class GraphConverter {
       }
       g->add_node(std::move(n));
     }
+    // Nodes of custom-op domains against their plugins' schemas, now that
+    // ONNX's inference (custom ops included) has typed their values.
+    if (schemas_)
+      for (const auto& node : g->nodes())
+        if (schemas_->has_custom_domain(node->domain)) LOOM_RETURN_IF_ERROR(check_custom_node(*g, *node, *schemas_));
     return g;
   }
 
  private:
   Expected<ir::Attribute> convert_attribute(::onnx::AttributeProto& ap, const ir::Graph* owner, int depth) {
-    ir::Attribute a;
-    a.name = ap.name();
+    if (ap.type() != ::onnx::AttributeProto::GRAPH && ap.type() != ::onnx::AttributeProto::GRAPHS)
+      return attribute_from_proto(ap, model_dir_);
     if (!ap.ref_attr_name().empty())
       return not_implemented("attribute references (function bodies) are not supported");
+    ir::Attribute a;
+    a.name = ap.name();
     a.type = static_cast<ir::AttrType>(ap.type());
-    switch (ap.type()) {
-      case ::onnx::AttributeProto::FLOAT: a.f = ap.f(); break;
-      case ::onnx::AttributeProto::INT: a.i = ap.i(); break;
-      case ::onnx::AttributeProto::STRING: a.s = ap.s(); break;
-      case ::onnx::AttributeProto::FLOATS: a.floats.assign(ap.floats().begin(), ap.floats().end()); break;
-      case ::onnx::AttributeProto::INTS: a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
-      case ::onnx::AttributeProto::STRINGS: a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
-      case ::onnx::AttributeProto::TENSOR: {
-        auto t = tensor_from_proto(ap.t(), model_dir_);
-        if (!t) return t.status();
-        a.tensor = std::make_shared<Tensor>(std::move(*t));
-        break;
-      }
-      case ::onnx::AttributeProto::TENSORS:
-        for (const auto& tp : ap.tensors()) {
-          auto t = tensor_from_proto(tp, model_dir_);
-          if (!t) return t.status();
-          a.tensors.push_back(std::move(*t));
-        }
-        break;
-      case ::onnx::AttributeProto::GRAPH: {
-        auto sg = convert(*ap.mutable_g(), owner, depth + 1);
-        if (!sg) return sg.status();
-        a.graph = *sg;
-        break;
-      }
-      case ::onnx::AttributeProto::GRAPHS:
-        for (auto& gp : *ap.mutable_graphs()) {
-          auto sg = convert(gp, owner, depth + 1);
-          if (!sg) return sg.status();
-          a.graphs.push_back(*sg);
-        }
-        break;
-      case ::onnx::AttributeProto::TYPE_PROTO:
-      case ::onnx::AttributeProto::SPARSE_TENSOR:
-        break;  // kept as typed but empty: no op in the supported opsets reads them
-      default:
-        // Models from older exporters may omit `type`; infer it from the set field.
-        if (ap.has_f()) { a.type = ir::AttrType::kFloat; a.f = ap.f(); }
-        else if (ap.has_i()) { a.type = ir::AttrType::kInt; a.i = ap.i(); }
-        else if (ap.has_s()) { a.type = ir::AttrType::kString; a.s = ap.s(); }
-        else if (ap.ints_size()) { a.type = ir::AttrType::kInts; a.ints.assign(ap.ints().begin(), ap.ints().end()); }
-        else if (ap.floats_size()) { a.type = ir::AttrType::kFloats; a.floats.assign(ap.floats().begin(), ap.floats().end()); }
-        else return invalid_graph("attribute of unknown type " + std::to_string(ap.type()));
+    if (ap.type() == ::onnx::AttributeProto::GRAPH) {
+      auto sg = convert(*ap.mutable_g(), owner, depth + 1);
+      if (!sg) return sg.status();
+      a.graph = *sg;
+      return a;
+    }
+    for (auto& gp : *ap.mutable_graphs()) {
+      auto sg = convert(gp, owner, depth + 1);
+      if (!sg) return sg.status();
+      a.graphs.push_back(*sg);
     }
     return a;
   }
 
   std::string model_dir_;
   std::map<std::string, int64_t> opsets_;
+  std::shared_ptr<OpSchemas> schemas_;
 };
 
-Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string& model_dir, const std::string& source) {
+Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string& model_dir, const std::string& source,
+                                    std::shared_ptr<OpSchemas> schemas) {
   if (!model.has_graph()) return invalid_argument(source + ": not an ONNX model (no graph)");
   std::map<std::string, int64_t> opsets;
   for (const auto& op : model.opset_import()) opsets[normalise_domain(op.domain())] = op.version();
@@ -164,12 +141,14 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   // ONNX's inference fills value_info; failures only mean less is known.
   try {
     ::onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true};
-    ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(), options);
+    ::onnx::ISchemaRegistry* registry = schemas ? static_cast<::onnx::ISchemaRegistry*>(schemas.get())
+                                                : ::onnx::OpSchemaRegistry::Instance();
+    ::onnx::shape_inference::InferShapes(model, registry, options);
   } catch (const std::exception& e) {
     log::logger()->debug("{}: shape inference stopped early: {}", source, e.what());
   }
 
-  GraphConverter converter(model_dir, opsets);
+  GraphConverter converter(model_dir, opsets, std::move(schemas));
   auto graph = converter.convert(*model.mutable_graph(), nullptr, 0);
   if (!graph) return graph.status().with_context(source);
   LoadedModel out;
@@ -182,16 +161,60 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
 }
 
 Expected<LoadedModel> parse_and_convert(google::protobuf::io::ZeroCopyInputStream& in, const std::string& model_dir,
-                                        const std::string& source) {
+                                        const std::string& source, std::shared_ptr<OpSchemas> schemas) {
   ::onnx::ModelProto model;
   google::protobuf::io::CodedInputStream stream(&in);
   stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
   if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
     return invalid_argument(source + ": not a valid ONNX model (protobuf parse failed; truncated or not ONNX?)");
-  return convert_model(model, model_dir, source);
+  return convert_model(model, model_dir, source, std::move(schemas));
 }
 
 }  // namespace
+
+Expected<ir::Attribute> attribute_from_proto(const ::onnx::AttributeProto& ap, const std::string& model_dir) {
+  ir::Attribute a;
+  a.name = ap.name();
+  if (!ap.ref_attr_name().empty())
+    return not_implemented("attribute references (function bodies) are not supported");
+  a.type = static_cast<ir::AttrType>(ap.type());
+  switch (ap.type()) {
+    case ::onnx::AttributeProto::FLOAT: a.f = ap.f(); break;
+    case ::onnx::AttributeProto::INT: a.i = ap.i(); break;
+    case ::onnx::AttributeProto::STRING: a.s = ap.s(); break;
+    case ::onnx::AttributeProto::FLOATS: a.floats.assign(ap.floats().begin(), ap.floats().end()); break;
+    case ::onnx::AttributeProto::INTS: a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
+    case ::onnx::AttributeProto::STRINGS: a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
+    case ::onnx::AttributeProto::TENSOR: {
+      auto t = tensor_from_proto(ap.t(), model_dir);
+      if (!t) return t.status();
+      a.tensor = std::make_shared<Tensor>(std::move(*t));
+      break;
+    }
+    case ::onnx::AttributeProto::TENSORS:
+      for (const auto& tp : ap.tensors()) {
+        auto t = tensor_from_proto(tp, model_dir);
+        if (!t) return t.status();
+        a.tensors.push_back(std::move(*t));
+      }
+      break;
+    case ::onnx::AttributeProto::GRAPH:
+    case ::onnx::AttributeProto::GRAPHS:
+      return invalid_argument("attribute '" + ap.name() + "': graph attributes are converted with their model");
+    case ::onnx::AttributeProto::TYPE_PROTO:
+    case ::onnx::AttributeProto::SPARSE_TENSOR:
+      break;  // kept as typed but empty: no op in the supported opsets reads them
+    default:
+      // Models from older exporters may omit `type`; infer it from the set field.
+      if (ap.has_f()) { a.type = ir::AttrType::kFloat; a.f = ap.f(); }
+      else if (ap.has_i()) { a.type = ir::AttrType::kInt; a.i = ap.i(); }
+      else if (ap.has_s()) { a.type = ir::AttrType::kString; a.s = ap.s(); }
+      else if (ap.ints_size()) { a.type = ir::AttrType::kInts; a.ints.assign(ap.ints().begin(), ap.ints().end()); }
+      else if (ap.floats_size()) { a.type = ir::AttrType::kFloats; a.floats.assign(ap.floats().begin(), ap.floats().end()); }
+      else return invalid_graph("attribute of unknown type " + std::to_string(ap.type()));
+  }
+  return a;
+}
 
 ir::ValueType value_type_from_proto(const ::onnx::TypeProto& t) {
   ir::ValueType vt;
@@ -242,13 +265,13 @@ bool is_known_onnx_op(const std::string& op_type, const std::string& domain, int
 }
 
 Expected<LoadedModel> load_model_bytes(const std::string& bytes, const std::string& model_dir,
-                                       const std::string& source) {
+                                       const std::string& source, std::shared_ptr<OpSchemas> schemas) {
   if (bytes.empty()) return invalid_argument(source + ": empty, not an ONNX model");
   google::protobuf::io::ArrayInputStream in(bytes.data(), static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
-  return parse_and_convert(in, model_dir, source);
+  return parse_and_convert(in, model_dir, source, std::move(schemas));
 }
 
-Expected<LoadedModel> load_model_file(const std::string& path) {
+Expected<LoadedModel> load_model_file(const std::string& path, std::shared_ptr<OpSchemas> schemas) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return not_found(path + ": no such file");
   if (fs::is_directory(path, ec)) return invalid_argument(path + ": is a directory, not an ONNX model");
@@ -260,7 +283,7 @@ Expected<LoadedModel> load_model_file(const std::string& path) {
   in.SetCloseOnDelete(true);
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
-  return parse_and_convert(in, dir.string(), path);
+  return parse_and_convert(in, dir.string(), path, std::move(schemas));
 }
 
 }  // namespace loom::onnxio

@@ -11,6 +11,7 @@
 
 #include "ir/graph.h"
 #include "loom/status.h"
+#include "onnx/op_schemas.h"
 
 namespace loom::onnxio {
 
@@ -22,9 +23,16 @@ struct LoadedModel {
   std::string producer;
 };
 
-Expected<LoadedModel> load_model_file(const std::string& path);
+// `schemas`: the environment's custom-op schemas (NULL: ONNX's only). Nodes
+// of a custom-op domain are checked against them (op known at the model's
+// opset for the domain, arity, attributes, element types, the op's own
+// shape inference) and the graph keeps them (ir::Graph::op_schemas).
+Expected<LoadedModel> load_model_file(const std::string& path, std::shared_ptr<OpSchemas> schemas = nullptr);
 Expected<LoadedModel> load_model_bytes(const std::string& bytes, const std::string& model_dir,
-                                       const std::string& source);
+                                       const std::string& source, std::shared_ptr<OpSchemas> schemas = nullptr);
+
+// A non-graph attribute (tensors read relative to `model_dir`).
+Expected<ir::Attribute> attribute_from_proto(const ::onnx::AttributeProto& ap, const std::string& model_dir);
 
 // True when ONNX's schema registry knows op_type in domain at opset
 // (domains "", "ai.onnx.ml", "ai.onnx.preview.training").

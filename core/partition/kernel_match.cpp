@@ -1,6 +1,6 @@
 #include "partition/kernel_match.h"
 
-#include <onnx/defs/schema.h>
+#include "onnx/op_schemas.h"
 
 #include <algorithm>
 
@@ -15,8 +15,7 @@ std::string norm(std::string d) { return d == "ai.onnx" ? std::string() : d; }
 // constraint's type parameter. Unknown dtypes pass (decided at run time).
 bool types_match(const LOOM_KernelDef& def, const ir::Graph& graph, const ir::Node& node, std::string* why_not) {
   if (def.constraint_count == 0) return true;
-  const ::onnx::OpSchema* schema =
-      ::onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(node.opset), node.domain);
+  const ::onnx::OpSchema* schema = onnxio::schema_of(graph, node);
   if (schema == nullptr) return true;
   auto check = [&](const std::vector<::onnx::OpSchema::FormalParameter>& formals,
                    const std::vector<std::string>& values) {
@@ -45,10 +44,15 @@ bool types_match(const LOOM_KernelDef& def, const ir::Graph& graph, const ir::No
 
 const LOOM_KernelDef* find_kernel(const plugin_host::EpInstance& ep, const ir::Graph& graph, const ir::Node& node,
                                   std::string* why_not) {
+  return find_kernel_among(ep.kernels(), graph, node, why_not);
+}
+
+const LOOM_KernelDef* find_kernel_among(const std::vector<const LOOM_KernelDef*>& kernels, const ir::Graph& graph,
+                                        const ir::Node& node, std::string* why_not) {
   const LOOM_KernelDef* best = nullptr;
   bool op_seen = false;
   std::string type_reason;
-  for (const LOOM_KernelDef* def : ep.kernels()) {
+  for (const LOOM_KernelDef* def : kernels) {
     if (norm(sv(def->domain)) != node.domain || sv(def->op_type) != node.op_type) continue;
     op_seen = true;
     if (node.opset < def->since_version || node.opset > def->end_version) continue;

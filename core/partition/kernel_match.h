@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 #include "plugin_host/ep_instance.h"
@@ -14,5 +15,8 @@ namespace loom::partition {
 // *why_not saying what was missing (for the placement report).
 const LOOM_KernelDef* find_kernel(const plugin_host::EpInstance& ep, const ir::Graph& graph, const ir::Node& node,
                                   std::string* why_not);
+// The same among `kernels` only.
+const LOOM_KernelDef* find_kernel_among(const std::vector<const LOOM_KernelDef*>& kernels, const ir::Graph& graph,
+                                        const ir::Node& node, std::string* why_not);
 
 }  // namespace loom::partition

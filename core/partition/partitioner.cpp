@@ -113,6 +113,17 @@ class Partitioner {
       add_group(e, fused, std::vector<ir::NodeId>(c.node_ids.begin(), c.node_ids.end()), kernel, c.reason);
       for (uint64_t id : c.node_ids) claimed.insert(id);
     }
+    // Custom-op nodes the EP left: through the custom-op kernels it was
+    // given, as a kernel EP would take them.
+    for (ir::NodeId id : unassigned_) {
+      if (claimed.count(id) || ep.custom_kernels().empty()) continue;
+      const ir::Node& n = *graph_.find_node(id);
+      std::string why;
+      if (const LOOM_KernelDef* k = find_kernel_among(ep.custom_kernels(), graph_, n, &why)) {
+        add_group(e, false, {id}, k, "custom-op kernel " + n.domain + "." + n.op_type);
+        claimed.insert(id);
+      }
+    }
     for (ir::NodeId id : unassigned_) {
       if (claimed.count(id)) continue;
       auto d = sink.declined.find(id);

@@ -5,7 +5,8 @@
 namespace loom::plugin_host {
 
 Expected<std::unique_ptr<EpInstance>> EpInstance::create(const Provider& provider, size_t device_index,
-                                                         const std::map<std::string, std::string>& options) {
+                                                         const std::map<std::string, std::string>& options,
+                                                         const std::vector<CustomKernel>& custom_kernels) {
   if (device_index >= provider.devices.size())
     return not_found("provider '" + provider.name + "' is unavailable: " +
                      (provider.unavailable_reason.empty() ? "no such device" : provider.unavailable_reason));
@@ -69,6 +70,13 @@ Expected<std::unique_ptr<EpInstance>> EpInstance::create(const Provider& provide
   if (!e->uses_host_memory() && (e->allocator_ == nullptr || e->transfer_ == nullptr))
     return fail("provider '" + provider.name + "' uses memory '" + memory_name(e->memory_) +
                 "' but provides no allocator or data transfer for it");
+  // Custom-op kernels: those for this provider; those for any provider
+  // only where a CPU kernel is safe (host memory, no stream to order on).
+  for (const CustomKernel& k : custom_kernels)
+    if (k.provider == provider.name || (k.provider.empty() && e->uses_host_memory() && !e->async_)) {
+      e->kernels_.push_back(k.def);
+      e->custom_kernels_.push_back(k.def);
+    }
   return e;
 }
 

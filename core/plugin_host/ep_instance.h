@@ -13,14 +13,23 @@ namespace loom::plugin_host {
 
 class EpInstance {
  public:
+  // `custom_kernels`: the custom-op kernels of the environment; those for
+  // this provider (and, on a synchronous host-memory EP, those for any) are
+  // added to its kernel table.
   static Expected<std::unique_ptr<EpInstance>> create(const Provider& provider, size_t device_index,
-                                                      const std::map<std::string, std::string>& options);
+                                                      const std::map<std::string, std::string>& options,
+                                                      const std::vector<CustomKernel>& custom_kernels = {});
   ~EpInstance();
 
   const std::string& name() const { return name_; }
   LOOM_Ep* ep() const { return ep_; }
-  // Kernel table (empty when the EP has none).
+  // Kernel table: the EP's own, then the custom-op kernels it was given.
   const std::vector<const LOOM_KernelDef*>& kernels() const { return kernels_; }
+  // The custom-op kernels alone (a capability EP is offered the custom
+  // nodes it did not claim through them).
+  const std::vector<const LOOM_KernelDef*>& custom_kernels() const { return custom_kernels_; }
+  // True when the EP itself has a kernel table.
+  bool has_own_kernels() const { return kernels_.size() > custom_kernels_.size(); }
   const LOOM_MemoryInfo& memory() const { return memory_; }
   bool uses_host_memory() const;
   const LOOM_Allocator* allocator() const { return allocator_; }
@@ -45,6 +54,7 @@ class EpInstance {
   const LOOM_EpFactory* factory_ = nullptr;
   LOOM_Ep* ep_ = nullptr;
   std::vector<const LOOM_KernelDef*> kernels_;
+  std::vector<const LOOM_KernelDef*> custom_kernels_;
   LOOM_MemoryInfo memory_{};
   const LOOM_Allocator* allocator_ = nullptr;
   const LOOM_DataTransfer* transfer_ = nullptr;

@@ -13,6 +13,7 @@
 
 #include "plugin_host/abi_objects.h"
 #include "plugin_host/ep_instance.h"
+#include "plugin_host/custom_op_domain.h"
 #include "plugin_host/plugin_library.h"
 #include "plugin_host/plugin_registry.h"
 
@@ -37,6 +38,7 @@ size_t PluginCheckReport::warnings() const {
 
 namespace {
 
+using plugin_host::CustomOpDomain;
 using plugin_host::EpInstance;
 using plugin_host::LoadStep;
 using plugin_host::PluginLibrary;
@@ -262,65 +264,30 @@ void check_streams(Checklist& out, const std::string& ep, const EpInstance& e) {
 
 void check_custom_ops(Checklist& out, const PluginLibrary& lib) {
   const std::string what = "custom-op schemas";
-  const LOOM_PluginApi& api = lib.api();
-  if (!(LOOM_HAS_FIELD(&api, LOOM_PluginApi, get_custom_op_domains) && api.get_custom_op_domains)) {
-    out.ok(what, "none (no get_custom_op_domains)");
-    return;
-  }
-  LOOM_Plugin_GetCustomOpDomains_Args args{};
-  args.struct_size = LOOM_Plugin_GetCustomOpDomains_Args_STRUCT_SIZE;
-  if (Status st = plugin_host::from_abi(api.get_custom_op_domains(lib.state(), &args)); !st)
-    return out.fail(what, "get_custom_op_domains failed: " + st.message());
-  if (args.domain_count > 0 && args.domains == nullptr)
-    return out.fail(what, "get_custom_op_domains returned a count but no array");
-  Findings failures, warnings;
-  std::set<std::string> domain_names;
+  auto domains = plugin_host::custom_op_domains_of(lib);
+  if (!domains) return out.fail(what, domains.status().message());
+  if (domains->empty()) return out.ok(what, "none");
+  // Read exactly as the plugin registry reads them, so a domain passes here
+  // exactly when a session could use it.
+  std::vector<std::string> problems;
+  std::set<std::string> names;
   std::string summary;
-  size_t op_total = 0;
-  for (uint64_t i = 0; i < args.domain_count; ++i) {
-    const LOOM_CustomOpDomain* d = args.domains[i];
-    const std::string dname = "domain " + std::to_string(i);
-    if (d == nullptr || d->struct_size < LOOM_CustomOpDomain_STRUCT_SIZE) {
-      failures.add("domains missing or too small", dname);
-      continue;
-    }
-    const std::string domain = sv(d->domain);
-    if (domain.empty()) failures.add("domains with an empty name (the ONNX domain is not custom)", dname);
-    else if (!domain_names.insert(domain).second) warnings.add("domains listed twice", in_quotes(domain));
-    if (d->op_count > 0 && d->ops == nullptr) {
-      failures.add("domains with an op count but no op array", dname + " " + in_quotes(domain));
-      continue;
-    }
-    std::set<std::pair<std::string, int32_t>> seen;
-    for (uint64_t k = 0; k < d->op_count; ++k) {
-      const LOOM_CustomOpSchema* op = d->ops[k];
-      const std::string oname = in_quotes(domain) + " op " + std::to_string(k) +
-                                (op && op->struct_size >= LOOM_CustomOpSchema_STRUCT_SIZE ? " (" + sv(op->op_type) + ")" : "");
-      if (op == nullptr || op->struct_size < LOOM_CustomOpSchema_STRUCT_SIZE) {
-        failures.add("schemas missing or too small", oname);
-        continue;
-      }
-      ++op_total;
-      if (sv(op->op_type).empty()) failures.add("schemas with an empty op_type", oname);
-      if (op->since_version < 1) failures.add("schemas with since_version < 1", oname);
-      auto bad_arity = [](int32_t min, int32_t max) { return min < 0 || max < -1 || (max != -1 && max < min); };
-      if (bad_arity(op->min_inputs, op->max_inputs))
-        failures.add("schemas with an invalid input arity (need 0 <= min <= max, max -1 for variadic)",
-                     oname + " inputs " + std::to_string(op->min_inputs) + ".." + std::to_string(op->max_inputs));
-      if (bad_arity(op->min_outputs, op->max_outputs))
-        failures.add("schemas with an invalid output arity (need 0 <= min <= max, max -1 for variadic)",
-                     oname + " outputs " + std::to_string(op->min_outputs) + ".." + std::to_string(op->max_outputs));
-      if (!sv(op->op_type).empty() && !seen.insert({sv(op->op_type), op->since_version}).second)
-        failures.add("ops defined twice in one domain (same op_type and since_version)", oname);
-    }
-    summary += (summary.empty() ? "" : ", ") + (domain.empty() ? dname : domain) + " (" + std::to_string(d->op_count) +
-               " ops)";
+  size_t ops = 0, kernels = 0;
+  for (uint64_t i = 0; i < domains->size(); ++i) {
+    CustomOpDomain d = plugin_host::read_custom_op_domain((*domains)[i], i, lib.name(), &problems);
+    if (!d.name.empty() && !names.insert(d.name).second)
+      problems.push_back("domain '" + d.name + "' is listed twice (the second would be refused)");
+    ops += d.ops.size();
+    kernels += d.kernels.size();
+    std::string list;
+    for (const onnxio::CustomOpSchema& op : d.ops)
+      list += (list.empty() ? "" : ", ") + op.op_type + (op.declared ? "" : " [arity only]");
+    if (!d.name.empty()) summary += (summary.empty() ? "" : "; ") + d.name + " (" + list + ")";
   }
-  if (failures.empty())
-    out.ok(what, std::to_string(args.domain_count) + " domain(s), " + std::to_string(op_total) + " op(s)" +
-                     (summary.empty() ? "" : ": " + summary) + (warnings.empty() ? "; all valid" : ""));
-  failures.emit(out, CheckLevel::kFail, what);
-  warnings.emit(out, CheckLevel::kWarn, what);
+  for (const std::string& p : problems) out.fail(what, p);
+  if (problems.empty())
+    out.ok(what, std::to_string(domains->size()) + " domain(s), " + std::to_string(ops) + " op(s), " +
+                     std::to_string(kernels) + " kernel(s): " + summary);
 }
 
 std::string describe_device(const Provider::Device& d) {

@@ -167,8 +167,40 @@ void PluginRegistry::add_library(std::unique_ptr<PluginLibrary> lib, const std::
     report.factories.push_back(std::move(rf));
     providers_.push_back(std::move(p));
   }
+  add_custom_op_domains(l, report);
   libraries_.push_back(std::move(lib));
   reports_.push_back(std::move(report));
+}
+
+void PluginRegistry::add_custom_op_domains(const PluginLibrary& lib, PluginReport& report) {
+  auto domains = custom_op_domains_of(lib);
+  if (!domains) {
+    PluginReport::CustomOpDomain r;
+    r.refusal = domains.status().message();
+    log::logger()->warn("plugin '{}': custom-op domains refused: {}", lib.path(), r.refusal);
+    report.custom_op_domains.push_back(std::move(r));
+    return;
+  }
+  for (uint64_t i = 0; i < domains->size(); ++i) {
+    std::vector<std::string> problems;
+    CustomOpDomain d = read_custom_op_domain((*domains)[i], i, lib.name(), &problems);
+    PluginReport::CustomOpDomain r;
+    r.name = d.name;
+    r.kernels = d.kernels.size();
+    for (const onnxio::CustomOpSchema& op : d.ops)
+      r.ops.push_back(op.op_type + (op.since_version > 1 ? "@" + std::to_string(op.since_version) : ""));
+    if (problems.empty() && op_schemas_->has_custom_domain(d.name))
+      problems.push_back("domain '" + d.name + "' is already declared by another plugin");
+    for (const std::string& p : problems) r.refusal += (r.refusal.empty() ? "" : "; ") + p;
+    if (problems.empty()) {
+      for (onnxio::CustomOpSchema& op : d.ops)
+        if (Status st = op_schemas_->add(std::move(op)); !st) r.refusal = st.message();  // vetted above: not expected
+      custom_kernels_.insert(custom_kernels_.end(), d.kernels.begin(), d.kernels.end());
+    } else {
+      log::logger()->warn("plugin '{}': custom-op domain refused: {}", lib.path(), r.refusal);
+    }
+    report.custom_op_domains.push_back(std::move(r));
+  }
 }
 
 const Provider* PluginRegistry::find(const std::string& name) const {

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "loom/environment.h"
+#include "onnx/op_schemas.h"
+#include "plugin_host/custom_op_domain.h"
 #include "plugin_host/plugin_library.h"
 
 namespace loom::plugin_host {
@@ -52,15 +54,23 @@ class PluginRegistry {
   const Provider* find(const std::string& name) const;
   // Providers in discovery order.
   const std::vector<Provider>& providers() const { return providers_; }
+  // The custom-op schemas of every usable domain (with ONNX's behind them),
+  // for loading models; NULL when no plugin declares custom ops.
+  std::shared_ptr<onnxio::OpSchemas> op_schemas() const { return op_schemas_->empty() ? nullptr : op_schemas_; }
+  // Custom-op kernels, for the EP instances of their providers.
+  const std::vector<CustomKernel>& custom_kernels() const { return custom_kernels_; }
 
  private:
   // Initialises an opened library and records its providers.
   void add_library(std::unique_ptr<PluginLibrary> lib, const std::string& variant_note);
   void refuse(const std::string& path, const std::string& why, bool quiet = false);
+  void add_custom_op_domains(const PluginLibrary& lib, PluginReport& report);
 
   std::vector<std::unique_ptr<PluginLibrary>> libraries_;
   std::vector<Provider> providers_;
   std::vector<PluginReport> reports_;
+  std::shared_ptr<onnxio::OpSchemas> op_schemas_ = std::make_shared<onnxio::OpSchemas>();
+  std::vector<CustomKernel> custom_kernels_;
 };
 
 }  // namespace loom::plugin_host

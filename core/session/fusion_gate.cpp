@@ -48,6 +48,7 @@ bool FusionGate::runs_uncached(size_t ep, const ir::Graph& graph, const ir::Node
   ir::Graph one;
   one.name = "fusion_check";
   one.opsets = graph.opsets;
+  one.op_schemas = graph.op_schemas;
   auto it = one.opsets.find(fused.domain);
   if (it == one.opsets.end()) one.opsets[fused.domain] = fused.opset;
   for (const std::string& in : fused.inputs) {

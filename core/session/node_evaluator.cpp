@@ -12,6 +12,7 @@ transform::NodeEvaluator make_node_evaluator(plugin_host::EpInstance& ep) {
     ir::Graph g;
     g.name = "folding of " + node.label();
     g.opsets = graph.opsets;
+    g.op_schemas = graph.op_schemas;
     for (const std::string& in : node.inputs) {
       if (in.empty() || g.initializers.count(in)) continue;
       g.initializers[in] = graph.initializers.at(in);

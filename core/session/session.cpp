@@ -48,7 +48,7 @@ Status Session::Impl::create_eps(const SessionOptions& options, size_t* priority
       // Session-wide settings every EP sees unless its own options say otherwise.
       if (config.intra_op_threads > 0 && !opts.count(kIntraOpThreadsOption))
         opts[kIntraOpThreadsOption] = std::to_string(config.intra_op_threads);
-      auto ep = plugin_host::EpInstance::create(*p, 0, opts);
+      auto ep = plugin_host::EpInstance::create(*p, 0, opts, registry.custom_kernels());
       if (ep) {
         eps.push_back(ep->get());
         ep_storage.push_back(std::move(*ep));
@@ -65,7 +65,7 @@ Status Session::Impl::create_eps(const SessionOptions& options, size_t* priority
     if (eps[i]->name() == kFallbackProvider) *fallback = static_cast<int>(i);
   if (*fallback < 0 && config.fallback != FallbackPolicy::kDeny) {
     if (const plugin_host::Provider* p = registry.find(kFallbackProvider)) {
-      auto ep = plugin_host::EpInstance::create(*p, 0, {});
+      auto ep = plugin_host::EpInstance::create(*p, 0, {}, registry.custom_kernels());
       if (ep) {
         eps.push_back(ep->get());
         ep_storage.push_back(std::move(*ep));
@@ -109,7 +109,7 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   transform::PassContext ctx;
   ctx.model_name = model_name;
   for (plugin_host::EpInstance* ep : eps)
-    if (ep->uses_host_memory() && !ep->kernels().empty()) {
+    if (ep->uses_host_memory() && ep->has_own_kernels()) {
       ctx.evaluate = session::make_node_evaluator(*ep);
       break;
     }
@@ -214,7 +214,8 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<Environment> 
                                                    const SessionOptions& options) {
   if (!env) return invalid_argument("Session::create: no environment");
   const auto start = profile::Clock::now();
-  LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model, onnxio::load_model_file(model_path));
+  LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model,
+                        onnxio::load_model_file(model_path, env->registry().op_schemas()));
   std::unique_ptr<Session> s(new Session());
   s->impl_->env = std::move(env);
   s->impl_->start_profiling(start, options);
@@ -227,7 +228,8 @@ Expected<std::unique_ptr<Session>> Session::create_from_bytes(std::shared_ptr<En
                                                               const SessionOptions& options) {
   if (!env) return invalid_argument("Session::create: no environment");
   const auto start = profile::Clock::now();
-  LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model, onnxio::load_model_bytes(model_bytes, ".", "<model bytes>"));
+  LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model, onnxio::load_model_bytes(model_bytes, ".", "<model bytes>",
+                                                                            env->registry().op_schemas()));
   std::unique_ptr<Session> s(new Session());
   s->impl_->env = std::move(env);
   s->impl_->start_profiling(start, options);

@@ -11,6 +11,7 @@
 #include "base/logging.h"
 #include "onnx/model_loader.h"
 #include "onnx/model_saver.h"
+#include "onnx/op_schemas.h"
 #include "transform/pass.h"
 #include "transform/symbolic_shapes.h"
 #include "transform/type_precision.h"
@@ -36,7 +37,7 @@ class ShapeInference : public Pass {
     }
     try {
       ::onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true};
-      ::onnx::shape_inference::InferShapes(*model, ::onnx::OpSchemaRegistry::Instance(), options);
+      ::onnx::shape_inference::InferShapes(*model, onnxio::schema_registry_of(graph), options);
     } catch (const std::exception& e) {
       log::logger()->debug("{}: shape inference stopped early: {}", ctx.model_name, e.what());
     }

@@ -14,6 +14,7 @@
 #include "loom/environment.h"
 #include "loom/plugin_api.h"
 #include "loom/session.h"
+#include "onnx/model_loader.h"
 #include "plugin_host/plugin_registry.h"
 
 namespace {
@@ -184,8 +185,27 @@ TEST(AbiPluginLoading, GoodPluginLoadsAndRunsACustomDomainKernel) {
   expect_loads_and_runs("good", abi_version(LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR), LOOM_ABI_VERSION_MINOR);
 }
 
-TEST(AbiPluginLoading, OlderMinorPluginLoadsAndRuns) {
-  expect_loads_and_runs("older_minor", abi_version(LOOM_ABI_VERSION_MAJOR, 0), 0);
+// Built against the frozen 0.1 headers (tests/abi/abi_0_1), with a 0.1
+// custom-op schema for its op: loads, runs, and its schema is read at the
+// smaller size and enforced (arity).
+TEST(AbiPluginLoading, PreviousMinorPluginLoadsRunsAndItsSchemaIsEnforced) {
+  expect_loads_and_runs("older_minor", abi_version(LOOM_ABI_VERSION_MAJOR, 1), 1);
+  auto env = environment_for("older_minor", loom::FallbackPolicy::kDeny);
+  ASSERT_NE(env, nullptr);
+  const loom::PluginReport* report = report_in(*env, "older_minor");
+  ASSERT_NE(report, nullptr);
+  ASSERT_EQ(report->custom_op_domains.size(), 1u);
+  EXPECT_EQ(report->custom_op_domains[0].name, "test.abi");
+  EXPECT_EQ(report->custom_op_domains[0].ops, std::vector<std::string>{"Negate"});
+  EXPECT_TRUE(report->custom_op_domains[0].refusal.empty()) << report->custom_op_domains[0].refusal;
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(negate_model_bytes()));
+  model.mutable_graph()->mutable_node(0)->add_input("x");  // Negate(x, x): the schema takes 1 input
+  auto session = loom::Session::create_from_bytes(env, model.SerializeAsString());
+  ASSERT_FALSE(session.has_value());
+  EXPECT_NE(session.status().message().find("node 'negate' (test.abi.Negate): has 2 input(s), the schema takes 1"),
+            std::string::npos)
+      << session.status().message();
 }
 
 // The newer plugin's extra trailing slots abort() if called, so reaching the
@@ -193,6 +213,61 @@ TEST(AbiPluginLoading, OlderMinorPluginLoadsAndRuns) {
 TEST(AbiPluginLoading, NewerMinorPluginLoadsAndRunsWithoutItsExtraSlots) {
   expect_loads_and_runs("newer_minor", abi_version(LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR + 1),
                         LOOM_ABI_VERSION_MINOR);
+}
+
+// test.custom.Scale(x) -> y, x float of `rank` dims of 2, output untyped.
+std::string scale_model_bytes(int rank) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  for (auto [domain, version] : {std::pair{"", 17}, std::pair{"test.custom", 1}}) {
+    auto* opset = model.add_opset_import();
+    opset->set_domain(domain);
+    opset->set_version(version);
+  }
+  onnx::GraphProto* graph = model.mutable_graph();
+  graph->set_name("scale");
+  onnx::NodeProto* node = graph->add_node();
+  node->set_name("scale");
+  node->set_op_type("Scale");
+  node->set_domain("test.custom");
+  node->add_input("x");
+  node->add_output("y");
+  auto* attr = node->add_attribute();
+  attr->set_name("scale");
+  attr->set_type(onnx::AttributeProto::FLOAT);
+  attr->set_f(2.0f);
+  auto* x = graph->add_input();
+  x->set_name("x");
+  auto* tensor_type = x->mutable_type()->mutable_tensor_type();
+  tensor_type->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int i = 0; i < rank; ++i) tensor_type->mutable_shape()->add_dim()->set_dim_value(2);
+  graph->add_output()->set_name("y");
+  return model.SerializeAsString();
+}
+
+// A raw C plugin's shape inference types the custom op's output at load;
+// its error refuses the model, naming the node and the plugin's message.
+TEST(AbiPluginLoading, CustomOpShapeInferenceTypesOutputsAndItsErrorsRefuseTheModel) {
+  auto env = environment_for("custom_ops", loom::FallbackPolicy::kAllow);
+  ASSERT_NE(env, nullptr);
+  auto model = loom::onnxio::load_model_bytes(scale_model_bytes(2), "", "scale", env->registry().op_schemas());
+  ASSERT_TRUE(model.has_value()) << model.status().message();
+  const loom::ir::ValueType* y = model->graph->type_of("y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->dtype, loom::DType::kFloat);
+  ASSERT_TRUE(y->has_shape);
+  EXPECT_EQ(y->dims.size(), 2u);
+  // No EP runs Scale: a session fails at partitioning, after loading.
+  auto loaded = loom::Session::create_from_bytes(env, scale_model_bytes(2));
+  ASSERT_FALSE(loaded.has_value());
+  EXPECT_NE(loaded.status().message().find("no kernel for test.custom.Scale"), std::string::npos)
+      << loaded.status().message();
+  auto refused = loom::Session::create_from_bytes(env, scale_model_bytes(5));
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.status().message().find(
+                "node 'scale' (test.custom.Scale): shape inference failed: Scale supports inputs of rank <= 4"),
+            std::string::npos)
+      << refused.status().message();
 }
 
 // A requested provider whose only plugin was refused is an error under

@@ -4,13 +4,19 @@
   out_of_tree_check.py --build BUILD --source SRC --work WORK
 
 Installs the build tree BUILD into WORK/prefix (cmake --install), configures
-and builds examples/minimal_ep and examples/kernel_ep from SRC against that
-prefix alone (find_package(Loom)), drops the two plugins into a temporary
-plugin folder, then, with the installed `loom`, checks where each node of a
-small model runs (minimal_ep first in the priority list takes Add+Relu,
-kernel_ep takes LeakyRelu) and that the outputs equal numpy's. Also checks
-that pkg-config finds the installed loom.pc. Exit 0 on success, 1 with a
-reason otherwise.
+and builds examples/minimal_ep, examples/kernel_ep and
+examples/custom_op_library from SRC against that prefix alone
+(find_package(Loom)), drops the three plugins into a temporary plugin folder,
+then, with the installed `loom`:
+- checks where each node of a small ONNX model runs (minimal_ep first in the
+  priority list takes Add+Relu, kernel_ep takes LeakyRelu) and that the
+  outputs equal numpy's;
+- runs a second model importing the custom domain "example.ops" (ScaledTanh
+  with alpha=2, beta=0.5; SumOfSquares with 3 float inputs and with 3 int64
+  inputs, a type variant; an ONNX Add consuming both custom outputs) and
+  compares its outputs with numpy's.
+Also checks that pkg-config finds the installed loom.pc. Exit 0 on success, 1
+with a reason otherwise.
 """
 import argparse
 import json
@@ -23,7 +29,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-EXAMPLES = ("minimal_ep", "kernel_ep")
+EXAMPLES = ("minimal_ep", "kernel_ep", "custom_op_library")
 
 
 def fail(msg):
@@ -46,6 +52,45 @@ def make_model(path):
     value = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3])
     graph = helper.make_graph(nodes, "third_party", [value("a"), value("b")], [value("y"), value("z"), value("w")])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def make_custom_op_model(path):
+    """ScaledTanh and SumOfSquares from custom_op_library's domain; s and q
+    have no static shape (SumOfSquares has no shape inference)."""
+    ops = "example.ops"
+    nodes = [helper.make_node("ScaledTanh", ["a"], ["t"], name="scaled_tanh", domain=ops, alpha=2.0, beta=0.5),
+             helper.make_node("SumOfSquares", ["a", "b", "c"], ["s"], name="sum_sq", domain=ops),
+             helper.make_node("Add", ["t", "s"], ["u"], name="add"),
+             helper.make_node("SumOfSquares", ["i", "j", "i"], ["q"], name="sum_sq_int", domain=ops)]
+    value = lambda n, dtype=TensorProto.FLOAT: helper.make_tensor_value_info(n, dtype, [2, 3])
+    dynamic = lambda n, dtype=TensorProto.FLOAT: helper.make_tensor_value_info(n, dtype, None)
+    inputs = [value("a"), value("b"), value("c"), value("i", TensorProto.INT64), value("j", TensorProto.INT64)]
+    outputs = [value("t"), dynamic("s"), dynamic("u"), dynamic("q", TensorProto.INT64)]
+    graph = helper.make_graph(nodes, "custom_ops", inputs, outputs)
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid(ops, 1)]
+    onnx.save(helper.make_model(graph, opset_imports=opsets), path)
+
+
+def write_inputs(work, values):
+    for name, value in values.items():
+        with open(os.path.join(work, name + ".pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, name).SerializeToString())
+
+
+def run_and_compare(loom, model, config, work, inputs, expected, out):
+    """Runs `model` on `inputs` with the installed loom and compares every
+    output with `expected` (dtype and values)."""
+    cmd = [loom, "run", "--model", model, "--config", config]
+    for name in inputs:
+        cmd += ["--input", f"{name}={work}/{name}.pb"]
+    run(cmd + ["--save-outputs", out, "--quiet"])
+    for name, want in expected.items():
+        t = onnx.TensorProto()
+        with open(os.path.join(out, name + ".pb"), "rb") as f:
+            t.ParseFromString(f.read())
+        got = numpy_helper.to_array(t)
+        if got.dtype != want.dtype or got.shape != want.shape or not np.allclose(got, want, rtol=1e-6, atol=1e-6):
+            fail(f"{os.path.basename(model)} output {name}: got {got.dtype} {got}, want {want.dtype} {want}")
 
 
 def main():
@@ -79,9 +124,7 @@ def main():
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
     b = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
-    for name, value in (("a", a), ("b", b)):
-        with open(os.path.join(work, name + ".pb"), "wb") as f:
-            f.write(numpy_helper.from_array(value, name).SerializeToString())
+    write_inputs(work, {"a": a, "b": b})
     config = os.path.join(work, "config.json")
     with open(config, "w") as f:
         json.dump({"plugin_dirs": [plugins], "providers": ["minimal_ep", "kernel_ep", "reference"]}, f)
@@ -92,18 +135,24 @@ def main():
                  "sigmoid [Sigmoid] -> reference"):
         if line not in placement:
             fail(f"expected '{line}' in the placement:\n{placement}")
-    out = os.path.join(work, "outputs")
-    run([loom, "run", "--model", model, "--config", config, "--input", f"a={work}/a.pb", "--input",
-         f"b={work}/b.pb", "--save-outputs", out, "--quiet"])
     expected = {"y": np.maximum(a + b, 0), "z": np.where(a >= 0, a, 0.2 * a), "w": 1 / (1 + np.exp(-b))}
-    for name, want in expected.items():
-        t = onnx.TensorProto()
-        with open(os.path.join(out, name + ".pb"), "rb") as f:
-            t.ParseFromString(f.read())
-        got = numpy_helper.to_array(t)
-        if not np.allclose(got, want, rtol=1e-6, atol=1e-6):
-            fail(f"output {name}: got {got}, want {want}")
-    print(f"built {', '.join(EXAMPLES)} against {prefix}; placement and outputs as expected")
+    run_and_compare(loom, model, config, work, ("a", "b"), expected, os.path.join(work, "outputs"))
+
+    # The custom-op library: its CPU kernels (provider "") serve the custom
+    # nodes on a host-memory EP; the ONNX Add sees their outputs typed.
+    custom_model = os.path.join(work, "custom_ops.onnx")
+    make_custom_op_model(custom_model)
+    c = rng.uniform(-1, 1, (2, 3)).astype(np.float32)
+    i = rng.integers(-1000, 1000, (2, 3)).astype(np.int64)
+    j = rng.integers(-1000, 1000, (2, 3)).astype(np.int64)
+    write_inputs(work, {"c": c, "i": i, "j": j})
+    t = (2 * np.tanh(0.5 * a)).astype(np.float32)
+    s = (a * a + b * b + c * c).astype(np.float32)
+    expected = {"t": t, "s": s, "u": t + s, "q": i * i + j * j + i * i}
+    run_and_compare(loom, custom_model, config, work, ("a", "b", "c", "i", "j"), expected,
+                    os.path.join(work, "custom_outputs"))
+    print(f"built {', '.join(EXAMPLES)} against {prefix}; placement and outputs as expected, "
+          "custom ops included")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,14 @@ void print_report(const PluginReport& r) {
       std::cout << (d.host_accessible ? "  host-accessible" : "") << "\n";
     }
   }
+  for (const auto& d : r.custom_op_domains) {
+    std::string ops;
+    for (const std::string& op : d.ops) ops += (ops.empty() ? "" : ", ") + op;
+    std::cout << "  custom ops " << (d.name.empty() ? "(unnamed domain)" : d.name) << ": "
+              << (ops.empty() ? "none" : ops) << "; " << d.kernels << " kernel(s)";
+    if (!d.refusal.empty()) std::cout << "; refused: " << d.refusal;
+    std::cout << "\n";
+  }
 }
 
 // `--check PATH.so`: one checklist per library; exit 1 if any check failed.

@@ -41,6 +41,15 @@ struct PluginReport {
     std::string unavailable_reason;
   };
   std::vector<Factory> factories;
+  // Custom-op domains the plugin declares. A domain with a broken schema,
+  // or one another plugin already declared, is refused as a whole.
+  struct CustomOpDomain {
+    std::string name;
+    std::vector<std::string> ops;  // "Op" or "Op@since" when since > 1
+    size_t kernels = 0;
+    std::string refusal;  // empty when usable
+  };
+  std::vector<CustomOpDomain> custom_op_domains;
 };
 
 class Environment {

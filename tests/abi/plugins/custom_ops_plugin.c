@@ -1,8 +1,12 @@
 /* The good test plugin plus custom-op domains. Built twice: as custom_ops
  * (valid schemas) and, with TEST_BAD_SCHEMAS, as bad_custom_ops, whose
- * schemas break every rule `loom plugins --check` checks: an empty domain
+ * schemas break the rules `loom plugins --check` checks: an empty domain
  * name, an empty op_type, since_version 0, min > max arity, and one op
- * defined twice in a domain. */
+ * defined twice in a domain.
+ *
+ * test.custom.Scale is declared completely (the 0.2 fields: formals, type
+ * constraint, attribute); test.custom.Concat is written with the 0.1 struct
+ * size (arity only), as an older plugin would. */
 #include <string.h>
 
 #include "test_plugin_common.h"
@@ -16,10 +20,11 @@ static LOOM_StringView view(const char* s) {
   return v;
 }
 
+/* Arity only: the 0.1 layout. */
 static void schema(LOOM_CustomOpSchema* s, const char* op, int32_t since, int32_t min_in, int32_t max_in,
                    int32_t min_out, int32_t max_out) {
   memset(s, 0, sizeof *s);
-  s->struct_size = LOOM_CustomOpSchema_STRUCT_SIZE;
+  s->struct_size = LOOM_STRUCT_SIZE(LOOM_CustomOpSchema, max_outputs);
   s->op_type = view(op);
   s->since_version = since;
   s->min_inputs = min_in;
@@ -34,6 +39,52 @@ static void domain(LOOM_CustomOpDomain* d, const char* name, const LOOM_CustomOp
   d->domain = view(name);
   d->ops = ops;
   d->op_count = count;
+}
+
+/* Scale(X: T) -> Y: T, T = float, attribute scale (float, required). */
+static LOOM_FormalParameter g_x, g_y;
+static const LOOM_FormalParameter* g_scale_in[1] = {&g_x};
+static const LOOM_FormalParameter* g_scale_out[1] = {&g_y};
+static const int32_t g_float[1] = {LOOM_DTYPE_FLOAT};
+static LOOM_TypeConstraint g_t;
+static const LOOM_TypeConstraint* g_scale_types[1] = {&g_t};
+static LOOM_AttributeSchema g_scale_attr;
+static const LOOM_AttributeSchema* g_scale_attrs[1] = {&g_scale_attr};
+
+/* Y has X's type and shape; X of rank > 4 is refused (so a test sees the
+ * host turn an inference error into a load error naming the node). */
+static LOOM_Status* scale_infer_shapes(LOOM_CustomOp_InferShapes_Args* args) {
+  const LOOM_HostApi* h = test_plugin_host();
+  const int64_t* dims = NULL;
+  const int64_t rank = h->node_input_shape(args->node, 0, &dims);
+  if (rank > 4) return test_plugin_error("Scale supports inputs of rank <= 4");
+  return args->set_output(args->sink, 0, h->node_input_dtype(args->node, 0), dims, rank);
+}
+
+static void declare_scale(LOOM_CustomOpSchema* s) {
+  g_x.struct_size = g_y.struct_size = LOOM_FormalParameter_STRUCT_SIZE;
+  g_x.name = view("X");
+  g_y.name = view("Y");
+  g_x.type_param = g_y.type_param = view("T");
+  g_x.option = g_y.option = LOOM_FORMAL_SINGLE;
+  g_t.struct_size = LOOM_TypeConstraint_STRUCT_SIZE;
+  g_t.param = view("T");
+  g_t.dtypes = g_float;
+  g_t.dtype_count = 1;
+  g_scale_attr.struct_size = LOOM_AttributeSchema_STRUCT_SIZE;
+  g_scale_attr.name = view("scale");
+  g_scale_attr.type = LOOM_ATTR_FLOAT;
+  g_scale_attr.required = 1;
+  s->struct_size = LOOM_CustomOpSchema_STRUCT_SIZE;
+  s->inputs = g_scale_in;
+  s->input_count = 1;
+  s->outputs = g_scale_out;
+  s->output_count = 1;
+  s->type_constraints = g_scale_types;
+  s->type_constraint_count = 1;
+  s->attributes = g_scale_attrs;
+  s->attribute_count = 1;
+  s->infer_shapes = scale_infer_shapes;
 }
 
 static LOOM_CustomOpSchema g_schemas[6];
@@ -56,6 +107,7 @@ static LOOM_Status* get_custom_op_domains(void* plugin_state, LOOM_Plugin_GetCus
 LOOM_EXPORT LOOM_Status* loom_plugin_entry(LOOM_PluginEntry_Args* args) {
   test_plugin_begin(args->host);
   schema(&g_schemas[0], "Scale", 1, 1, 1, 1, 1);
+  declare_scale(&g_schemas[0]);
   schema(&g_schemas[1], "Concat", 1, 1, -1, 1, 1); /* variadic inputs */
   g_good_ops[0] = &g_schemas[0];
   g_good_ops[1] = &g_schemas[1];

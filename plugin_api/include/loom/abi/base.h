@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #define LOOM_ABI_VERSION_MAJOR 0
-#define LOOM_ABI_VERSION_MINOR 1
+#define LOOM_ABI_VERSION_MINOR 2
 
 #ifdef __cplusplus
 #define LOOM_EXTERN_C extern "C"

@@ -2,8 +2,9 @@
 // macro that defines a plugin's entry point.
 //
 // A plugin author derives from Ep (override what the EP offers), from
-// EpFactory (devices and EP creation) and lists factories in a Plugin. The
-// thunks below fill the C tables and convert exceptions into statuses.
+// EpFactory (devices and EP creation) and lists factories and custom-op
+// domains (custom_op.h) in a Plugin. The thunks below fill the C tables and
+// convert exceptions into statuses.
 #pragma once
 
 #include <memory>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "loom/sdk/custom_op.h"
 #include "loom/sdk/kernel.h"
 
 namespace loom::sdk {
@@ -224,7 +226,9 @@ class EpFactory {
   LOOM_EpFactory table_{};
 };
 
-// What a plugin offers. Created by the user's create function at init.
+// What a plugin offers: EP factories, custom-op domains, or both (a pure
+// custom-op library has no factories). Created by the user's create
+// function at init.
 class Plugin {
  public:
   virtual ~Plugin() = default;
@@ -232,11 +236,21 @@ class Plugin {
     tables_.push_back(f->table());
     factories_.push_back(std::move(f));
   }
+  // Publishes a fully declared domain (its table is built here: declare
+  // every op and kernel first). Throws Error for an invalid declaration,
+  // which fails init with that message.
+  void add_custom_op_domain(std::unique_ptr<CustomOpDomain> d) {
+    domain_tables_.push_back(d->table());
+    domains_.push_back(std::move(d));
+  }
   const std::vector<const LOOM_EpFactory*>& factory_tables() const { return tables_; }
+  const std::vector<const LOOM_CustomOpDomain*>& custom_op_domain_tables() const { return domain_tables_; }
 
  private:
   std::vector<std::unique_ptr<EpFactory>> factories_;
   std::vector<const LOOM_EpFactory*> tables_;
+  std::vector<std::unique_ptr<CustomOpDomain>> domains_;
+  std::vector<const LOOM_CustomOpDomain*> domain_tables_;
 };
 
 namespace detail {
@@ -253,6 +267,13 @@ struct PluginEntry {
       args->factory_count = t.size();
     });
   }
+  static LOOM_Status* custom_op_domains(void* state, LOOM_Plugin_GetCustomOpDomains_Args* args) noexcept {
+    return guarded([&] {
+      const auto& t = static_cast<Plugin*>(state)->custom_op_domain_tables();
+      args->domains = t.empty() ? nullptr : t.data();
+      args->domain_count = t.size();
+    });
+  }
 };
 }  // namespace detail
 
@@ -265,14 +286,14 @@ struct PluginEntry {
 
 // The same for one variant build of a plugin (see LOOM_PluginApi.score):
 // `score` is an `int32_t()` function rating this machine for this build.
-#define LOOM_SDK_DEFINE_PLUGIN_VARIANT(plugin_name, plugin_version, create, score_fn)          \
-  LOOM_EXPORT LOOM_Status* loom_plugin_entry(LOOM_PluginEntry_Args* args) {               \
-    using Entry = ::loom::sdk::detail::PluginEntry<create>;                               \
-    static const LOOM_PluginApi api = {                                                   \
-        LOOM_PluginApi_STRUCT_SIZE, nullptr, LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR, \
-        {plugin_name, sizeof(plugin_name) - 1}, {plugin_version, sizeof(plugin_version) - 1}, \
-        &Entry::init, &Entry::release, &Entry::factories, nullptr, score_fn};             \
-    ::loom::sdk::host_slot() = args->host;                                                \
-    args->plugin = &api;                                                                  \
-    return nullptr;                                                                       \
+#define LOOM_SDK_DEFINE_PLUGIN_VARIANT(plugin_name, plugin_version, create, score_fn)           \
+  LOOM_EXPORT LOOM_Status* loom_plugin_entry(LOOM_PluginEntry_Args* args) {                     \
+    using Entry = ::loom::sdk::detail::PluginEntry<create>;                                     \
+    static const LOOM_PluginApi api = {                                                         \
+        LOOM_PluginApi_STRUCT_SIZE, nullptr, LOOM_ABI_VERSION_MAJOR, LOOM_ABI_VERSION_MINOR,    \
+        {plugin_name, sizeof(plugin_name) - 1}, {plugin_version, sizeof(plugin_version) - 1},   \
+        &Entry::init, &Entry::release, &Entry::factories, &Entry::custom_op_domains, score_fn}; \
+    ::loom::sdk::host_slot() = args->host;                                                      \
+    args->plugin = &api;                                                                        \
+    return nullptr;                                                                             \
   }

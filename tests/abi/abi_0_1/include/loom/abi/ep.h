@@ -1,0 +1,158 @@
+/* Loom plugin ABI: EP factories, devices, EP instances, capability and
+ * compiled partitions.
+ *
+ * Objects from outside in: plugin -> EP factory -> device -> EP instance
+ * (one per session) -> kernel / compiled partition -> per-run state.
+ */
+#ifndef LOOM_ABI_EP_H
+#define LOOM_ABI_EP_H
+
+#include "loom/abi/device.h"
+#include "loom/abi/host.h"
+#include "loom/abi/kernel.h"
+
+/* --- compiled partitions (compiling EPs) --- */
+
+typedef struct LOOM_CompiledPartition_CreateState_Args {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  void* run_state; /* out: per-run state, NULL allowed */
+} LOOM_CompiledPartition_CreateState_Args;
+#define LOOM_CompiledPartition_CreateState_Args_STRUCT_SIZE \
+  LOOM_STRUCT_SIZE(LOOM_CompiledPartition_CreateState_Args, run_state)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_CompiledPartition_CreateState_Args, run_state);
+
+/* A fused subgraph compiled by an EP. Its kernel context's inputs and outputs
+ * are the subgraph view's inputs and outputs, in order. Released through its
+ * own release slot by the core, after every run state is released. */
+typedef struct LOOM_CompiledPartition {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  void* state;
+  /* Called once per run that uses the partition (may run concurrently). */
+  LOOM_Status* (*create_state)(void* state, LOOM_CompiledPartition_CreateState_Args* args);
+  /* May run concurrently on different run states. */
+  LOOM_Status* (*compute)(void* state, void* run_state, LOOM_KernelContext* ctx);
+  void (*release_state)(void* state, void* run_state);
+  void (*release)(struct LOOM_CompiledPartition* partition);
+} LOOM_CompiledPartition;
+#define LOOM_CompiledPartition_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_CompiledPartition, release)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_CompiledPartition, release);
+
+/* --- EP instance --- */
+
+typedef struct LOOM_Ep_GetCapability_Args {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  const LOOM_GraphView* graph; /* in: lives during the call */
+  LOOM_ClaimSink* sink;        /* in: pass to host->claim_nodes */
+} LOOM_Ep_GetCapability_Args;
+#define LOOM_Ep_GetCapability_Args_STRUCT_SIZE \
+  LOOM_STRUCT_SIZE(LOOM_Ep_GetCapability_Args, sink)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep_GetCapability_Args, sink);
+
+typedef struct LOOM_Ep_GetKernelTable_Args {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  const LOOM_KernelDef* const* kernels; /* out: lives as long as the EP */
+  uint64_t kernel_count;                /* out */
+} LOOM_Ep_GetKernelTable_Args;
+#define LOOM_Ep_GetKernelTable_Args_STRUCT_SIZE \
+  LOOM_STRUCT_SIZE(LOOM_Ep_GetKernelTable_Args, kernel_count)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep_GetKernelTable_Args, kernel_count);
+
+typedef struct LOOM_Ep_Compile_Args {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  const LOOM_GraphView* subgraph;     /* in: the fused nodes; lives during the call */
+  LOOM_CompiledPartition* partition;  /* out */
+} LOOM_Ep_Compile_Args;
+#define LOOM_Ep_Compile_Args_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Ep_Compile_Args, partition)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep_Compile_Args, partition);
+
+/* One EP instance, created per session. Unless stated, slots are serialised
+ * per EP by the core. Optional slots may be NULL. */
+typedef struct LOOM_Ep {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  void* state;
+  /* Optional: claims nodes or fused sets. An EP with a kernel table and no
+   * get_capability is offered every node its table matches. */
+  LOOM_Status* (*get_capability)(void* state, LOOM_Ep_GetCapability_Args* args);
+  /* Optional: the static kernel table (kernel EP). */
+  LOOM_Status* (*get_kernel_table)(void* state, LOOM_Ep_GetKernelTable_Args* args);
+  /* Optional (required if get_capability ever claims LOOM_CLAIM_FUSED). */
+  LOOM_Status* (*compile)(void* state, LOOM_Ep_Compile_Args* args);
+  /* Optional: allocator for the EP's device memory; NULL means host memory.
+   * Lives as long as the EP. Thread-safe accessor. */
+  const LOOM_Allocator* (*get_allocator)(void* state);
+  /* Optional: copies between the EP's memory and host memory. Lives as long
+   * as the EP. Thread-safe accessor. */
+  const LOOM_DataTransfer* (*get_data_transfer)(void* state);
+  /* Optional: a new stream for asynchronous work (released by its own slot).
+   * Returns NULL when the EP runs synchronously. */
+  LOOM_Stream* (*create_stream)(void* state);
+  /* Optional: a new event (released by its own slot). */
+  LOOM_Event* (*create_event)(void* state);
+  /* LOOM_EP_FLAG_* bits (0, the default, for none). */
+  uint64_t flags;
+} LOOM_Ep;
+#define LOOM_Ep_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Ep, flags)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep, flags);
+
+/* The EP's kernels and compiled partitions must not run concurrently (say,
+ * a device library that is not thread-safe): the host runs at most one of
+ * this EP's steps at a time, across all runs and sessions of the EP. */
+#define LOOM_EP_FLAG_NO_CONCURRENT_RUNS 1u
+
+/* --- EP factory and devices --- */
+
+typedef struct LOOM_DeviceInfo {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  LOOM_StringView name;           /* e.g. "cpu", "NVIDIA H100" */
+  const LOOM_MemoryInfo* memory;  /* the memory its kernels use; lives as long as the factory */
+} LOOM_DeviceInfo;
+#define LOOM_DeviceInfo_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_DeviceInfo, memory)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_DeviceInfo, memory);
+
+typedef struct LOOM_EpFactory_GetDevices_Args {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  /* out: array of pointers (elements may be newer, larger structs); lives
+   * as long as the factory */
+  const LOOM_DeviceInfo* const* devices;
+  uint64_t device_count;          /* out: 0 when the hardware is absent */
+  /* out: when device_count is 0, why (e.g. "no CUDA driver"); lives as long
+   * as the factory. */
+  LOOM_StringView unavailable_reason;
+} LOOM_EpFactory_GetDevices_Args;
+#define LOOM_EpFactory_GetDevices_Args_STRUCT_SIZE \
+  LOOM_STRUCT_SIZE(LOOM_EpFactory_GetDevices_Args, unavailable_reason)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_EpFactory_GetDevices_Args, unavailable_reason);
+
+typedef struct LOOM_EpFactory_CreateEp_Args {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  uint64_t device_index;          /* in: index into get_devices' array */
+  const LOOM_KeyValue* options;   /* in: per-EP options; live during the call */
+  uint64_t option_count;
+  LOOM_Ep* ep;                    /* out: released through release_ep */
+} LOOM_EpFactory_CreateEp_Args;
+#define LOOM_EpFactory_CreateEp_Args_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_EpFactory_CreateEp_Args, ep)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_EpFactory_CreateEp_Args, ep);
+
+/* Lives as long as the plugin state. Slots are thread-safe. */
+typedef struct LOOM_EpFactory {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  void* state;
+  LOOM_StringView name; /* provider name used in configs, e.g. "reference" */
+  LOOM_Status* (*get_devices)(void* state, LOOM_EpFactory_GetDevices_Args* args);
+  LOOM_Status* (*create_ep)(void* state, LOOM_EpFactory_CreateEp_Args* args);
+  void (*release_ep)(void* state, LOOM_Ep* ep);
+} LOOM_EpFactory;
+#define LOOM_EpFactory_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_EpFactory, release_ep)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_EpFactory, release_ep);
+
+#endif /* LOOM_ABI_EP_H */
