@@ -248,7 +248,7 @@ std::string scale_model_bytes(int rank) {
 // A raw C plugin's shape inference types the custom op's output at load;
 // its error refuses the model, naming the node and the plugin's message.
 TEST(AbiPluginLoading, CustomOpShapeInferenceTypesOutputsAndItsErrorsRefuseTheModel) {
-  auto env = environment_for("custom_ops", loom::FallbackPolicy::kAllow);
+  auto env = environment_for("custom_ops", loom::FallbackPolicy::kDeny);
   ASSERT_NE(env, nullptr);
   auto model = loom::onnxio::load_model_bytes(scale_model_bytes(2), "", "scale", env->registry().op_schemas());
   ASSERT_TRUE(model.has_value()) << model.status().message();
@@ -257,16 +257,37 @@ TEST(AbiPluginLoading, CustomOpShapeInferenceTypesOutputsAndItsErrorsRefuseTheMo
   EXPECT_EQ(y->dtype, loom::DType::kFloat);
   ASSERT_TRUE(y->has_shape);
   EXPECT_EQ(y->dims.size(), 2u);
-  // No EP runs Scale: a session fails at partitioning, after loading.
-  auto loaded = loom::Session::create_from_bytes(env, scale_model_bytes(2));
-  ASSERT_FALSE(loaded.has_value());
-  EXPECT_NE(loaded.status().message().find("no kernel for test.custom.Scale"), std::string::npos)
-      << loaded.status().message();
   auto refused = loom::Session::create_from_bytes(env, scale_model_bytes(5));
   ASSERT_FALSE(refused.has_value());
   EXPECT_NE(refused.status().message().find(
                 "node 'scale' (test.custom.Scale): shape inference failed: Scale supports inputs of rank <= 4"),
             std::string::npos)
+      << refused.status().message();
+}
+
+// A custom-op kernel for one named provider runs on that EP, and no other
+// EP is given it.
+TEST(AbiPluginLoading, CustomOpKernelForANamedProviderRunsOnlyThere) {
+  auto env = environment_for("custom_ops", loom::FallbackPolicy::kDeny);
+  ASSERT_NE(env, nullptr);
+  auto session = loom::Session::create_from_bytes(env, scale_model_bytes(2));
+  ASSERT_TRUE(session.has_value()) << session.status().message();
+  EXPECT_EQ((*session)->placement().nodes[0].provider, kProvider);
+  auto out = (*session)->run({{"x", loom::Tensor::from_vector(loom::DType::kFloat, {2, 2}, std::vector<float>{1, -2, 3, 4})}});
+  ASSERT_TRUE(out.has_value()) << out.status().message();
+  const float* y = (*out)[0].data_as<float>();
+  EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{2, -4, 6, 8}));
+
+  loom::SessionOptions reference_only;
+  reference_only.providers = {"reference"};
+  loom::Config config;
+  config.plugin_dirs = {case_dir("custom_ops")};
+  config.fallback = loom::FallbackPolicy::kDeny;
+  auto env2 = loom::Environment::create(config);
+  ASSERT_TRUE(env2.has_value()) << env2.status().message();
+  auto refused = loom::Session::create_from_bytes(*env2, scale_model_bytes(2), reference_only);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.status().message().find("reference: no kernel for test.custom.Scale"), std::string::npos)
       << refused.status().message();
 }
 

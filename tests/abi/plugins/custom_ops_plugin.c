@@ -6,7 +6,9 @@
  *
  * test.custom.Scale is declared completely (the 0.2 fields: formals, type
  * constraint, attribute); test.custom.Concat is written with the 0.1 struct
- * size (arity only), as an older plugin would. */
+ * size (arity only), as an older plugin would. Scale has a kernel for this
+ * plugin's own provider only (abi_test_ep), so the host gives it to that EP
+ * and to no other. */
 #include <string.h>
 
 #include "test_plugin_common.h"
@@ -87,6 +89,55 @@ static void declare_scale(LOOM_CustomOpSchema* s) {
   s->infer_shapes = scale_infer_shapes;
 }
 
+/* y = scale * x, float. */
+static int g_scale_kernel_object = 0;
+static LOOM_Status* scale_create(LOOM_Kernel_Create_Args* args) {
+  args->kernel = (void*)&g_scale_kernel_object;
+  return NULL;
+}
+static LOOM_Status* scale_compute(const void* kernel, LOOM_KernelContext* ctx) {
+  const LOOM_HostApi* h = test_plugin_host();
+  const LOOM_Tensor* x = h->kernel_input(ctx, 0);
+  LOOM_Tensor* y;
+  float scale = 1.0f;
+  const float* in;
+  float* out;
+  uint64_t i, n;
+  (void)kernel;
+  if (!h->node_attr_float(h->kernel_node(ctx), view("scale"), &scale)) return test_plugin_error("Scale: no scale");
+  y = h->kernel_output(ctx, 0, LOOM_DTYPE_FLOAT, h->tensor_dims(x), h->tensor_rank(x));
+  if (y == NULL) return test_plugin_error("Scale could not allocate its output");
+  n = h->tensor_element_count(x);
+  in = (const float*)h->tensor_data(x);
+  out = (float*)h->tensor_data(y);
+  for (i = 0; i < n; ++i) out[i] = scale * in[i];
+  return NULL;
+}
+static void scale_release(void* kernel) { (void)kernel; }
+
+static const LOOM_TypeConstraint* g_scale_kernel_types[1] = {&g_t};
+static LOOM_KernelDef g_scale_def;
+static LOOM_CustomOpKernel g_scale_kernel;
+static const LOOM_CustomOpKernel* g_kernels[1] = {&g_scale_kernel};
+
+static void scale_kernel(LOOM_CustomOpDomain* d) {
+  g_scale_def.struct_size = LOOM_KernelDef_STRUCT_SIZE;
+  g_scale_def.domain = view("test.custom");
+  g_scale_def.op_type = view("Scale");
+  g_scale_def.since_version = 1;
+  g_scale_def.end_version = LOOM_OPSET_OPEN_END;
+  g_scale_def.constraints = g_scale_kernel_types;
+  g_scale_def.constraint_count = 1;
+  g_scale_def.create = scale_create;
+  g_scale_def.compute = scale_compute;
+  g_scale_def.release = scale_release;
+  g_scale_kernel.struct_size = LOOM_CustomOpKernel_STRUCT_SIZE;
+  g_scale_kernel.provider = view(TEST_PLUGIN_PROVIDER_NAME);
+  g_scale_kernel.kernel = &g_scale_def;
+  d->kernels = g_kernels;
+  d->kernel_count = 1;
+}
+
 static LOOM_CustomOpSchema g_schemas[6];
 static const LOOM_CustomOpSchema* g_good_ops[2];
 static const LOOM_CustomOpSchema* g_bad_ops[4];
@@ -112,6 +163,7 @@ LOOM_EXPORT LOOM_Status* loom_plugin_entry(LOOM_PluginEntry_Args* args) {
   g_good_ops[0] = &g_schemas[0];
   g_good_ops[1] = &g_schemas[1];
   domain(&g_domains[0], "test.custom", g_good_ops, 2);
+  scale_kernel(&g_domains[0]);
   g_domain_ptrs[0] = &g_domains[0];
 
   schema(&g_schemas[2], "", 1, 1, 1, 1, 1);          /* empty op_type */
