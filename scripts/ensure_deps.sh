@@ -3,7 +3,7 @@
 # builds do not pay for apt-get update.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-need=(cmake ninja protoc node /usr/bin/python3)
+need=(cmake ninja protoc node clang++ /usr/bin/python3)
 missing=0
 for c in "${need[@]}"; do command -v "$c" >/dev/null 2>&1 || missing=1; done
 for h in /usr/include/onnx/onnx_pb.h /usr/include/dnnl.hpp /usr/include/eigen3/Eigen/Dense \
@@ -11,6 +11,8 @@ for h in /usr/include/onnx/onnx_pb.h /usr/include/dnnl.hpp /usr/include/eigen3/E
          /usr/include/gtest/gtest.h /usr/share/libonnx-testdata/data/node; do
   [ -e "$h" ] || missing=1
 done
+# clang's sanitizer and libFuzzer runtimes (libclang-rt-*-dev).
+compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null || missing=1
 /usr/bin/python3 -c "import onnx, numpy, torch, torchvision" >/dev/null 2>&1 || missing=1
 if [ "$missing" -ne 0 ]; then
   echo "ensure_deps: installing missing packages with scripts/setup.sh" >&2

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache
+  clang libclang-rt-14-dev
   libonnx-dev libonnx-testdata
   libprotobuf-dev protobuf-compiler
   libboost-dev libboost-filesystem-dev

@@ -12,6 +12,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kInvalidGraph: return "INVALID_GRAPH";
     case StatusCode::kOutOfMemory: return "OUT_OF_MEMORY";
     case StatusCode::kCancelled: return "CANCELLED";
+    case StatusCode::kTimedOut: return "TIMED_OUT";
   }
   return "UNKNOWN";
 }

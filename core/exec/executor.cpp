@@ -10,23 +10,6 @@
 namespace loom::exec {
 namespace {
 
-Status cancelled_before(size_t step, size_t total) {
-  return Status(StatusCode::kCancelled,
-                "run cancelled before step " + std::to_string(step + 1) + " of " + std::to_string(total));
-}
-
-bool is_cancelled(const std::atomic<bool>* cancel) {
-  return cancel != nullptr && cancel->load(std::memory_order_relaxed);
-}
-
-// A kernel that failed because a subgraph run was cancelled reports its own
-// error: the run is cancelled all the same.
-Status as_cancelled_if(const Status& status, const std::atomic<bool>* cancel) {
-  if (!status && is_cancelled(cancel) && status.code() != StatusCode::kCancelled)
-    return Status(StatusCode::kCancelled, "run cancelled: " + status.message());
-  return status;
-}
-
 // Runs step `i`; at debug level, logs it with its (launch) time; when
 // profiling, records its spans.
 Status run_logged(const ExecutionPlan& plan, RunState& run, size_t i, StepProfiler* profile) {
@@ -49,10 +32,10 @@ Status run_logged(const ExecutionPlan& plan, RunState& run, size_t i, StepProfil
   return status;
 }
 
-Status run_in_order(const ExecutionPlan& plan, RunState& run, const std::atomic<bool>* cancel, StepProfiler* profile) {
+Status run_in_order(const ExecutionPlan& plan, RunState& run, const RunLimits& limits, StepProfiler* profile) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
-    if (is_cancelled(cancel)) return cancelled_before(i, plan.steps.size());
-    Status status = as_cancelled_if(run_logged(plan, run, i, profile), cancel);
+    LOOM_RETURN_IF_ERROR(limits.check(i, plan.steps.size()));
+    Status status = limits.explain(run_logged(plan, run, i, profile));
     if (!status) return status;
   }
   return Status::ok();
@@ -64,12 +47,12 @@ Status run_in_order(const ExecutionPlan& plan, RunState& run, const std::atomic<
 // remaining steps are skipped (but still counted, so the wait ends).
 class ParallelRun {
  public:
-  ParallelRun(const ExecutionPlan& plan, RunState& run, ThreadPool& pool, const std::atomic<bool>* cancel,
+  ParallelRun(const ExecutionPlan& plan, RunState& run, ThreadPool& pool, const RunLimits& limits,
               const log::RunLogContext* log, StepProfiler* profile)
       : plan_(plan),
         run_(run),
         pool_(pool),
-        cancel_(cancel),
+        limits_(limits),
         log_(log),
         profile_(profile),
         pending_(std::make_unique<std::atomic<int>[]>(plan.steps.size())),
@@ -90,8 +73,8 @@ class ParallelRun {
     log::RunLogScope scope(log_);
     for (;;) {
       if (!failed_.load(std::memory_order_relaxed)) {
-        Status st = is_cancelled(cancel_) ? cancelled_before(step, plan_.steps.size())
-                                          : as_cancelled_if(run_logged(plan_, run_, step, profile_), cancel_);
+        Status st = limits_.check(step, plan_.steps.size());
+        if (st) st = limits_.explain(run_logged(plan_, run_, step, profile_));
         if (st) run_.finish_step(plan_.steps[step]);
         else record_failure(std::move(st));
       }
@@ -119,7 +102,7 @@ class ParallelRun {
   const ExecutionPlan& plan_;
   RunState& run_;
   ThreadPool& pool_;
-  const std::atomic<bool>* cancel_;
+  const RunLimits& limits_;
   const log::RunLogContext* log_;
   StepProfiler* profile_;
   std::unique_ptr<std::atomic<int>[]> pending_;
@@ -151,7 +134,7 @@ Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::ve
   std::vector<ValuePtr> result;
   if (status.is_ok()) {
     // Its destructor synchronizes the streams, also when a step failed.
-    RunState run(plan, eps, *resources, options.cancel, parallel);
+    RunState run(plan, eps, *resources, options.limits, parallel);
     if (!parallel) run.set_dynamic_memory(options.pattern, pattern_blocks, options.recorded);
     run.set_bindings(options.bindings);
     run.bind(inputs);
@@ -159,8 +142,8 @@ Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::ve
     std::optional<StepProfiler> steps_profile;
     if (options.profiler != nullptr) steps_profile.emplace(*options.profiler, options.run, plan, eps, *resources);
     StepProfiler* p = steps_profile ? &*steps_profile : nullptr;
-    status = parallel ? ParallelRun(plan, run, *options.inter_op, options.cancel, options.log, p).run()
-                      : run_in_order(plan, run, options.cancel, p);
+    status = parallel ? ParallelRun(plan, run, *options.inter_op, options.limits, options.log, p).run()
+                      : run_in_order(plan, run, options.limits, p);
     if (steps_profile) {
       (void)run.synchronize_streams();  // device times are read once the streams are idle
       steps_profile->finish();

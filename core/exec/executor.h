@@ -17,6 +17,7 @@
 #include "exec/execution_plan.h"
 #include "base/logging.h"
 #include "exec/run_resources.h"
+#include "exec/run_limits.h"
 #include "plugin_host/abi_objects.h"
 
 namespace loom::profile {
@@ -47,9 +48,9 @@ struct RunBindings {
 };
 
 struct ExecuteOptions {
-  // When it becomes true the run stops before its next step (and subgraph
-  // runs before theirs) with StatusCode::kCancelled. May be NULL.
-  const std::atomic<bool>* cancel = nullptr;
+  // Cancel flag and deadline: the run stops before its next step (and
+  // subgraph runs before theirs) with kCancelled / kTimedOut.
+  RunLimits limits;
   // Run in parallel on this pool; the calling thread takes part until the
   // run is done. NULL: sequential.
   ThreadPool* inter_op = nullptr;

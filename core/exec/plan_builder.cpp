@@ -18,6 +18,10 @@ namespace {
 
 using plugin_host::EpInstance;
 
+// The most bytes the static plan sizes in all: more than any host's memory,
+// so a plan past it comes from declared shapes no run will make.
+constexpr int64_t kMaxPlannedBytes = int64_t{1} << 40;
+
 // Output element types as the op's ONNX schema determines them.
 std::vector<Step::OutputTypeRule> output_type_rules(const ir::Graph& g, const ir::Node& n) {
   std::vector<Step::OutputTypeRule> rules(n.outputs.size());
@@ -478,6 +482,7 @@ class PlanBuilder {
     // Sizes and lifetimes of the intermediates the static shapes determine.
     std::vector<int64_t> bytes(ns, -1);
     std::vector<int> dies(ns, -1);
+    int64_t planned_total = 0;
     for (size_t s = 0; s < ns; ++s) {
       Slot& slot = plan_->slots[s];
       if (slot.kind != SlotKind::kIntermediate || producer[s] < 0) continue;
@@ -488,8 +493,16 @@ class PlanBuilder {
       if (!slot.type.fully_known() || slot.type.kind != ir::ValueKind::kTensor || dtype_size(slot.type.dtype) == 0)
         continue;
       if (plan_->steps[producer[s]].constant_copy) continue;  // kept by the session, not in a run's arena
+      // Declared shapes come from the model and may be absurd: a size that
+      // overflows, or would take the planned total past kMaxPlannedBytes, is
+      // left to run time (sized by the real tensor), which also keeps the
+      // memory planner's sums from overflowing.
       auto count = checked_element_count(slot.type.known_dims());
-      if (count) bytes[s] = *count * static_cast<int64_t>(dtype_size(slot.type.dtype));
+      const auto esize = static_cast<int64_t>(dtype_size(slot.type.dtype));
+      const int64_t room = (kMaxPlannedBytes - planned_total) / esize - memory::kBufferAlignment;  // elements
+      if (!count || *count > room) continue;
+      bytes[s] = *count * esize;
+      planned_total += bytes[s] + memory::kBufferAlignment;
     }
     // Each slot's buffer: its own, or the one it takes over in place.
     std::vector<SlotId> buffer(ns);

@@ -70,7 +70,7 @@ class KernelContext final : public LOOM_KernelContext {
     }
     LOOM_ASSIGN_OR_RETURN(std::vector<ValuePtr> result,
                           execute(*sub.plan, run_.eps(), feeds, sub.plan->outputs, *sub.resources,
-                                  ExecuteOptions{run_.cancel()}));
+                                  ExecuteOptions{run_.limits()}));
     if (result.size() != output_count)
       return invalid_argument(step_.label + ": subgraph '" + attr + "' has " + std::to_string(result.size()) +
                               " outputs, the kernel asked for " + std::to_string(output_count));
@@ -105,12 +105,12 @@ class KernelContext final : public LOOM_KernelContext {
 }  // namespace
 
 RunState::RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
-                   RunResources& resources, const std::atomic<bool>* cancel, bool parallel)
+                   RunResources& resources, const RunLimits& limits, bool parallel)
     : plan_(plan),
       eps_(eps),
       planned_(resources.planned),
       resources_(resources),
-      cancel_(cancel),
+      limits_(limits),
       values_(plan.slots.size()),
       parallel_(parallel) {
   if (!parallel_) return;
@@ -213,6 +213,12 @@ LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, co
       return nullptr;
     }
     const DType t = static_cast<DType>(dtype);
+    if (limits_.max_tensor_bytes > 0 && t != DType::kString &&
+        static_cast<uint64_t>(*count) > static_cast<uint64_t>(limits_.max_tensor_bytes) / dtype_size(t)) {
+      *why = Status(StatusCode::kOutOfMemory, "output " + dtype_name(t) + dims_string(d) + " would exceed limits.max_tensor_mb (" +
+                                                  std::to_string(limits_.max_tensor_bytes >> 20) + " MiB)");
+      return nullptr;
+    }
     const size_t memory = s ? s->memory : 0;
     LOOM_Value& v = rv.v;
     v.kind = LOOM_VALUE_TENSOR;

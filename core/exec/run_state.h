@@ -14,6 +14,7 @@
 #include "exec/execution_plan.h"
 #include "exec/memory_pattern.h"
 #include "exec/run_resources.h"
+#include "exec/run_limits.h"
 #include "memory/arena.h"
 #include "plugin_host/abi_objects.h"
 
@@ -63,7 +64,7 @@ class RunState {
   // are not used and values die when their last reader is done
   // (finish_step) instead of at the step the plan names.
   RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps, RunResources& resources,
-           const std::atomic<bool>* cancel, bool parallel = false);
+           const RunLimits& limits, bool parallel = false);
   // Waits for every stream (queued work may still write values), then frees.
   ~RunState() {
     if (!streams_idle_) (void)synchronize_streams();  // nothing to report from a destructor
@@ -73,13 +74,15 @@ class RunState {
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
 
-  // Blocks until every stream of the run is idle; the first failure.
+  // Blocks until every stream of the run is idle; the first failure, naming
+  // the provider whose stream reported it.
   Status synchronize_streams() {
     Status first;
-    for (LOOM_Stream* s : resources_.streams) {
+    for (size_t i = 0; i < resources_.streams.size(); ++i) {
+      LOOM_Stream* s = resources_.streams[i];
       if (s == nullptr) continue;
       Status st = plugin_host::from_abi(s->synchronize(s->state));
-      if (!st && first.is_ok()) first = st;
+      if (!st && first.is_ok()) first = st.with_context("stream of provider '" + plan_.streams[i].name + "'");
     }
     if (first.is_ok()) {
       free_deferred();
@@ -130,7 +133,7 @@ class RunState {
   const LOOM_Value* value_of(SlotId slot) const { return values_[slot].ready ? values_[slot].value() : nullptr; }
   std::vector<RuntimeValue>& values() { return values_; }
   const std::vector<plugin_host::EpInstance*>& eps() const { return eps_; }
-  const std::atomic<bool>* cancel() const { return cancel_; }
+  const RunLimits& limits() const { return limits_; }
 
  private:
   // "float[2,3]; -" for the slots' current values ("-" when absent).
@@ -145,7 +148,7 @@ class RunState {
   const std::vector<plugin_host::EpInstance*>& eps_;
   std::vector<void*>& planned_;  // base of the planned buffers per memory kind
   RunResources& resources_;
-  const std::atomic<bool>* cancel_;
+  RunLimits limits_;
   std::vector<RuntimeValue> values_;
   std::mutex deferred_mutex_;
   DeferredFrees deferred_;

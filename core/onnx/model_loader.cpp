@@ -29,14 +29,24 @@ namespace fs = std::filesystem;
 // Nesting deeper than this is refused: real models nest a few levels, and
 // unbounded recursion on hostile input would exhaust the stack.
 constexpr int kMaxSubgraphDepth = 32;
+// Protobuf's default nesting limit (100 messages) would refuse a model with
+// about 32 nested subgraphs (3 messages per level: graph, node, attribute)
+// as a bare parse failure. Allow enough that such models reach the check
+// above and get a clear message, while still bounding the parser's recursion.
+constexpr int kMaxProtoNesting = 5 * kMaxSubgraphDepth;
 
 std::string normalise_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
 
 class GraphConverter {
  public:
-  GraphConverter(std::string model_dir, std::map<std::string, int64_t> opsets, std::shared_ptr<OpSchemas> schemas)
-      : model_dir_(std::move(model_dir)), opsets_(std::move(opsets)), schemas_(std::move(schemas)) {}
+  GraphConverter(std::string model_dir, std::map<std::string, int64_t> opsets, const LoadOptions& options,
+                 int64_t file_bytes)
+      : model_dir_(std::move(model_dir)),
+        opsets_(std::move(opsets)),
+        schemas_(options.schemas),
+        limits_(options),
+        model_bytes_(file_bytes) {}
 
   // Consumes the initializers' data in `gp` as it converts them, so a large
   // model is never held twice in memory.
@@ -51,8 +61,11 @@ class GraphConverter {
     g->op_schemas = schemas_;
     for (auto& init : *gp.mutable_initializer()) {
       const std::string name = init.name();
-      auto t = tensor_from_proto(init, model_dir_);
+      const bool external = init.data_location() == ::onnx::TensorProto_DataLocation_EXTERNAL;
+      auto t = tensor_from_proto(init, model_dir_, limits_.max_tensor_bytes);
       if (!t) return t.status().with_context("initializer '" + name + "'");
+      // Data inside the model file is counted by the file's size.
+      if (external) LOOM_RETURN_IF_ERROR(count_model_bytes(t->byte_size(), "initializer '" + name + "'"));
       ::onnx::TensorProto().Swap(&init);  // frees the proto's copy of the data now
       ir::ValueType vt;
       vt.dtype = t->dtype();
@@ -74,6 +87,9 @@ class GraphConverter {
     for (const auto& vi : gp.value_info())
       if (vi.has_type() && !g->value_types.count(vi.name())) g->value_types[vi.name()] = value_type_from_proto(vi.type());
     for (auto& np : *gp.mutable_node()) {
+      if (limits_.max_nodes > 0 && ++node_count_ > limits_.max_nodes)
+        return invalid_argument("the model has more than " + std::to_string(limits_.max_nodes) +
+                                " nodes (subgraphs' included), over limits.max_nodes");
       ir::Node n;
       n.name = np.name();
       n.op_type = np.op_type();
@@ -93,7 +109,14 @@ class GraphConverter {
         if (!a) return a.status().with_context("node " + n.label() + " attribute '" + ap.name() + "'");
         n.attributes.push_back(std::move(*a));
       }
-      g->add_node(std::move(n));
+      const ir::Node& added = g->add_node(std::move(n));
+      // Values are assigned once: a node may not overwrite a graph input or
+      // an initializer (two nodes writing one value is refused when the
+      // graph is ordered).
+      for (const std::string& o : added.outputs)
+        if (!o.empty() && (g->initializers.count(o) || g->is_graph_input(o)))
+          return invalid_graph("node " + added.label() + " writes value '" + o + "', which is already " +
+                               (g->initializers.count(o) ? "an initializer" : "a graph input"));
     }
     // Nodes of custom-op domains against their plugins' schemas, now that
     // ONNX's inference (custom ops included) has typed their values.
@@ -106,7 +129,7 @@ class GraphConverter {
  private:
   Expected<ir::Attribute> convert_attribute(::onnx::AttributeProto& ap, const ir::Graph* owner, int depth) {
     if (ap.type() != ::onnx::AttributeProto::GRAPH && ap.type() != ::onnx::AttributeProto::GRAPHS)
-      return attribute_from_proto(ap, model_dir_);
+      return attribute_from_proto(ap, model_dir_, limits_.max_tensor_bytes);
     if (!ap.ref_attr_name().empty())
       return not_implemented("attribute references (function bodies) are not supported");
     ir::Attribute a;
@@ -129,28 +152,44 @@ class GraphConverter {
   std::string model_dir_;
   std::map<std::string, int64_t> opsets_;
   std::shared_ptr<OpSchemas> schemas_;
+  LoadOptions limits_;
+  int64_t model_bytes_ = 0;
+  int64_t node_count_ = 0;
+
+  Status count_model_bytes(int64_t bytes, const std::string& what) {
+    model_bytes_ += bytes;
+    if (limits_.max_model_bytes > 0 && model_bytes_ > limits_.max_model_bytes)
+      return invalid_argument(what + ": the model and its external data take more than " +
+                              describe_byte_limit("max_model_mb", limits_.max_model_bytes));
+    return Status::ok();
+  }
 };
 
 Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string& model_dir, const std::string& source,
-                                    std::shared_ptr<OpSchemas> schemas) {
+                                    const LoadOptions& options, int64_t file_bytes) {
   if (!model.has_graph()) return invalid_argument(source + ": not an ONNX model (no graph)");
+  if (model.graph().output_size() == 0)
+    return invalid_graph(source + ": graph '" + model.graph().name() + "' has no outputs");
   std::map<std::string, int64_t> opsets;
   for (const auto& op : model.opset_import()) opsets[normalise_domain(op.domain())] = op.version();
   if (opsets.empty()) opsets[""] = 1;  // IR < 3 models have no opset imports
 
   // ONNX's inference fills value_info; failures only mean less is known.
   try {
-    ::onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true};
-    ::onnx::ISchemaRegistry* registry = schemas ? static_cast<::onnx::ISchemaRegistry*>(schemas.get())
-                                                : ::onnx::OpSchemaRegistry::Instance();
-    ::onnx::shape_inference::InferShapes(model, registry, options);
+    ::onnx::ISchemaRegistry* registry = options.schemas ? static_cast<::onnx::ISchemaRegistry*>(options.schemas.get())
+                                                        : ::onnx::OpSchemaRegistry::Instance();
+    ::onnx::ShapeInferenceOptions inference{/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true};
+    ::onnx::shape_inference::InferShapes(model, registry, inference);
   } catch (const std::exception& e) {
     log::logger()->debug("{}: shape inference stopped early: {}", source, e.what());
   }
 
-  GraphConverter converter(model_dir, opsets, std::move(schemas));
+  GraphConverter converter(model_dir, opsets, options, file_bytes);
   auto graph = converter.convert(*model.mutable_graph(), nullptr, 0);
   if (!graph) return graph.status().with_context(source);
+  // Each value produced once, every read defined, no cycle: refused here as
+  // a bad model rather than by whichever pass first orders the graph.
+  if (auto order = (*graph)->topological_order(); !order) return order.status().with_context(source);
   LoadedModel out;
   out.graph = *graph;
   out.source = source;
@@ -161,18 +200,29 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
 }
 
 Expected<LoadedModel> parse_and_convert(google::protobuf::io::ZeroCopyInputStream& in, const std::string& model_dir,
-                                        const std::string& source, std::shared_ptr<OpSchemas> schemas) {
+                                        const std::string& source, const LoadOptions& options, int64_t file_bytes) {
+  if (options.max_model_bytes > 0 && file_bytes > options.max_model_bytes)
+    return invalid_argument(source + ": " + std::to_string(file_bytes) + " bytes, over " +
+                            describe_byte_limit("max_model_mb", options.max_model_bytes));
+  // Protobuf cannot parse 2 GiB or more; say so rather than "truncated".
+  if (file_bytes > std::numeric_limits<int>::max())
+    return invalid_argument(source + ": " + std::to_string(file_bytes) +
+                            " bytes; an ONNX model file of 2 GiB or more cannot be parsed: keep its large tensors "
+                            "in external data");
   ::onnx::ModelProto model;
   google::protobuf::io::CodedInputStream stream(&in);
   stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  stream.SetRecursionLimit(kMaxProtoNesting);
   if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
-    return invalid_argument(source + ": not a valid ONNX model (protobuf parse failed; truncated or not ONNX?)");
-  return convert_model(model, model_dir, source, std::move(schemas));
+    return invalid_argument(source + ": not a valid ONNX model (protobuf parse failed: truncated, not ONNX, or "
+                                     "messages nested deeper than " + std::to_string(kMaxProtoNesting) + " levels?)");
+  return convert_model(model, model_dir, source, options, file_bytes);
 }
 
 }  // namespace
 
-Expected<ir::Attribute> attribute_from_proto(const ::onnx::AttributeProto& ap, const std::string& model_dir) {
+Expected<ir::Attribute> attribute_from_proto(const ::onnx::AttributeProto& ap, const std::string& model_dir,
+                                             int64_t max_tensor_bytes) {
   ir::Attribute a;
   a.name = ap.name();
   if (!ap.ref_attr_name().empty())
@@ -186,14 +236,14 @@ Expected<ir::Attribute> attribute_from_proto(const ::onnx::AttributeProto& ap, c
     case ::onnx::AttributeProto::INTS: a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
     case ::onnx::AttributeProto::STRINGS: a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
     case ::onnx::AttributeProto::TENSOR: {
-      auto t = tensor_from_proto(ap.t(), model_dir);
+      auto t = tensor_from_proto(ap.t(), model_dir, max_tensor_bytes);
       if (!t) return t.status();
       a.tensor = std::make_shared<Tensor>(std::move(*t));
       break;
     }
     case ::onnx::AttributeProto::TENSORS:
       for (const auto& tp : ap.tensors()) {
-        auto t = tensor_from_proto(tp, model_dir);
+        auto t = tensor_from_proto(tp, model_dir, max_tensor_bytes);
         if (!t) return t.status();
         a.tensors.push_back(std::move(*t));
       }
@@ -265,13 +315,13 @@ bool is_known_onnx_op(const std::string& op_type, const std::string& domain, int
 }
 
 Expected<LoadedModel> load_model_bytes(const std::string& bytes, const std::string& model_dir,
-                                       const std::string& source, std::shared_ptr<OpSchemas> schemas) {
+                                       const std::string& source, const LoadOptions& options) {
   if (bytes.empty()) return invalid_argument(source + ": empty, not an ONNX model");
   google::protobuf::io::ArrayInputStream in(bytes.data(), static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
-  return parse_and_convert(in, model_dir, source, std::move(schemas));
+  return parse_and_convert(in, model_dir, source, options, static_cast<int64_t>(bytes.size()));
 }
 
-Expected<LoadedModel> load_model_file(const std::string& path, std::shared_ptr<OpSchemas> schemas) {
+Expected<LoadedModel> load_model_file(const std::string& path, const LoadOptions& options) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return not_found(path + ": no such file");
   if (fs::is_directory(path, ec)) return invalid_argument(path + ": is a directory, not an ONNX model");
@@ -283,7 +333,7 @@ Expected<LoadedModel> load_model_file(const std::string& path, std::shared_ptr<O
   in.SetCloseOnDelete(true);
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
-  return parse_and_convert(in, dir.string(), path, std::move(schemas));
+  return parse_and_convert(in, dir.string(), path, options, static_cast<int64_t>(fs::file_size(path, ec)));
 }
 
 }  // namespace loom::onnxio

@@ -23,16 +23,29 @@ struct LoadedModel {
   std::string producer;
 };
 
-// `schemas`: the environment's custom-op schemas (NULL: ONNX's only). Nodes
-// of a custom-op domain are checked against them (op known at the model's
-// opset for the domain, arity, attributes, element types, the op's own
-// shape inference) and the graph keeps them (ir::Graph::op_schemas).
-Expected<LoadedModel> load_model_file(const std::string& path, std::shared_ptr<OpSchemas> schemas = nullptr);
-Expected<LoadedModel> load_model_bytes(const std::string& bytes, const std::string& model_dir,
-                                       const std::string& source, std::shared_ptr<OpSchemas> schemas = nullptr);
+struct LoadOptions {
+  // The environment's custom-op schemas (NULL: ONNX's only). Nodes of a
+  // custom-op domain are checked against them (arity, attributes, element
+  // types, the op's own shape inference) and the graph keeps them
+  // (ir::Graph::op_schemas).
+  std::shared_ptr<OpSchemas> schemas;
+  // Limits (config "limits"; 0 = none), refused with kInvalidArgument
+  // naming the limit: the model file (or bytes) plus the data of its
+  // external tensors; nodes, subgraphs' included; any one tensor (checked
+  // before it is allocated).
+  int64_t max_model_bytes = 0;
+  int64_t max_nodes = 0;
+  int64_t max_tensor_bytes = 0;
+};
 
-// A non-graph attribute (tensors read relative to `model_dir`).
-Expected<ir::Attribute> attribute_from_proto(const ::onnx::AttributeProto& ap, const std::string& model_dir);
+Expected<LoadedModel> load_model_file(const std::string& path, const LoadOptions& options = {});
+Expected<LoadedModel> load_model_bytes(const std::string& bytes, const std::string& model_dir,
+                                       const std::string& source, const LoadOptions& options = {});
+
+// A non-graph attribute (tensors read relative to `model_dir`, refused over
+// `max_tensor_bytes` when > 0).
+Expected<ir::Attribute> attribute_from_proto(const ::onnx::AttributeProto& ap, const std::string& model_dir,
+                                             int64_t max_tensor_bytes = 0);
 
 // True when ONNX's schema registry knows op_type in domain at opset
 // (domains "", "ai.onnx.ml", "ai.onnx.preview.training").

@@ -190,7 +190,11 @@ void copy_typed_field(const ::onnx::TensorProto& proto, DType dtype, void* dst) 
 
 }  // namespace
 
-Expected<Tensor> tensor_from_proto(const ::onnx::TensorProto& proto, const std::string& model_dir) {
+std::string describe_byte_limit(const char* key, int64_t bytes) {
+  return std::string("limits.") + key + " (" + std::to_string(bytes / (1 << 20)) + " MiB)";
+}
+
+Expected<Tensor> tensor_from_proto(const ::onnx::TensorProto& proto, const std::string& model_dir, int64_t max_bytes) {
   const std::string label = tensor_label(proto);
   if (!is_known_dtype(proto.data_type()))
     return invalid_argument(label + ": unsupported data type " + std::to_string(proto.data_type()) +
@@ -225,6 +229,10 @@ Expected<Tensor> tensor_from_proto(const ::onnx::TensorProto& proto, const std::
     return invalid_argument(label + ": byte size of shape " + dims_string(dims) + " of type " + dtype_name(dtype) +
                             " overflows");
   const size_t expected_bytes = static_cast<size_t>(count) * esize;
+  if (max_bytes > 0 && expected_bytes > static_cast<uint64_t>(max_bytes))
+    return invalid_argument(label + ": shape " + dims_string(dims) + " of type " + dtype_name(dtype) + " takes " +
+                            std::to_string(expected_bytes) + " bytes, over " +
+                            describe_byte_limit("max_tensor_mb", max_bytes));
 
   // Each branch checks the data size against expected_bytes before
   // Tensor::zeros allocates, so a tiny file cannot claim a huge shape.

@@ -28,7 +28,14 @@ constexpr size_t kMaxTensorRank = 64;
 // Shape and data size are validated before anything large is allocated: dims
 // non-negative, rank <= kMaxTensorRank, element count within int64, data size
 // equal to count x element size. Errors name the tensor (proto.name()).
-Expected<Tensor> tensor_from_proto(const ::onnx::TensorProto& proto, const std::string& model_dir);
+//
+// `max_bytes` > 0 refuses a tensor whose data would take more (config
+// limits.max_tensor_mb), before allocating it.
+Expected<Tensor> tensor_from_proto(const ::onnx::TensorProto& proto, const std::string& model_dir,
+                                   int64_t max_bytes = 0);
+
+// "limits.<key> (N MiB)" style text for limit errors.
+std::string describe_byte_limit(const char* key, int64_t bytes);
 
 // Serializes `t` as a TensorProto named `name`: raw_data for fixed-size types,
 // string_data for strings.

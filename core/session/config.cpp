@@ -77,6 +77,8 @@ class ConfigReader {
         LOOM_RETURN_IF_ERROR(read_memory(key, value, config));
       } else if (key == "profiling") {
         LOOM_RETURN_IF_ERROR(read_profiling(key, value, config));
+      } else if (key == "limits") {
+        LOOM_RETURN_IF_ERROR(read_limits(key, value, config));
       } else if (key == "log_level") {
         LOOM_ASSIGN_OR_RETURN(int i, read_enum(key, value, kLogLevels));
         config.log_level = kLogLevels[i];
@@ -189,6 +191,22 @@ class ConfigReader {
       } else {
         return unknown_key(key_path);
       }
+    }
+    return Status::ok();
+  }
+
+  Status read_limits(const std::string& path, const Json& v, Config& config) const {
+    if (!v.is_object()) return error(path, "expected an object, got " + describe(v));
+    for (const auto& [key, value] : v.items()) {
+      const std::string key_path = path + "." + key;
+      int64_t* field = key == "max_model_mb"     ? &config.max_model_mb
+                       : key == "max_nodes"      ? &config.max_nodes
+                       : key == "max_tensor_mb"  ? &config.max_tensor_mb
+                       : key == "run_timeout_ms" ? &config.run_timeout_ms
+                                                 : nullptr;
+      if (field == nullptr) return unknown_key(key_path);
+      LOOM_ASSIGN_OR_RETURN(int n, read_non_negative_int(key_path, value));
+      *field = n;
     }
     return Status::ok();
   }
@@ -324,6 +342,10 @@ std::string Config::to_json() const {
                  {"arena_growth", kArenaGrowths[static_cast<int>(arena_growth)]},
                  {"shrink_after_run", shrink_arenas_after_run}};
   j["profiling"] = {{"enabled", profiling_enabled}, {"path", profiling_path}};
+  j["limits"] = {{"max_model_mb", max_model_mb},
+                 {"max_nodes", max_nodes},
+                 {"max_tensor_mb", max_tensor_mb},
+                 {"run_timeout_ms", run_timeout_ms}};
   j["log_level"] = log_level;
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

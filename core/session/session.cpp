@@ -16,7 +16,16 @@ namespace loom {
 
 namespace {
 constexpr const char* kFallbackProvider = "reference";
+
+onnxio::LoadOptions load_options(const Environment& env) {
+  onnxio::LoadOptions o;
+  o.schemas = env.registry().op_schemas();
+  o.max_model_bytes = env.config().max_model_mb << 20;
+  o.max_nodes = env.config().max_nodes;
+  o.max_tensor_bytes = env.config().max_tensor_mb << 20;
+  return o;
 }
+}  // namespace
 
 Session::Session() : impl_(std::make_unique<Impl>()) {}
 Session::~Session() = default;
@@ -214,8 +223,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<Environment> 
                                                    const SessionOptions& options) {
   if (!env) return invalid_argument("Session::create: no environment");
   const auto start = profile::Clock::now();
-  LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model,
-                        onnxio::load_model_file(model_path, env->registry().op_schemas()));
+  LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model, onnxio::load_model_file(model_path, load_options(*env)));
   std::unique_ptr<Session> s(new Session());
   s->impl_->env = std::move(env);
   s->impl_->start_profiling(start, options);
@@ -228,8 +236,10 @@ Expected<std::unique_ptr<Session>> Session::create_from_bytes(std::shared_ptr<En
                                                               const SessionOptions& options) {
   if (!env) return invalid_argument("Session::create: no environment");
   const auto start = profile::Clock::now();
-  LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model, onnxio::load_model_bytes(model_bytes, ".", "<model bytes>",
-                                                                            env->registry().op_schemas()));
+  // No folder to resolve external data against: a model given as bytes
+  // must hold all its data.
+  LOOM_ASSIGN_OR_RETURN(onnxio::LoadedModel model,
+                        onnxio::load_model_bytes(model_bytes, "", "<model bytes>", load_options(*env)));
   std::unique_ptr<Session> s(new Session());
   s->impl_->env = std::move(env);
   s->impl_->start_profiling(start, options);
@@ -269,6 +279,12 @@ std::vector<MemoryStats> Session::memory_stats() const {
     it->failed_allocations = e.stats.failed_allocations;
   }
   return out;
+}
+
+exec::RunLimits Session::Impl::run_limits(const RunOptions& options) const {
+  const Config& c = env->config();
+  return exec::RunLimits::make(options.cancel ? options.cancel->flag() : nullptr, c.run_timeout_ms,
+                               c.max_tensor_mb << 20);
 }
 
 Expected<std::optional<log::RunLogContext>> Session::Impl::run_log(const RunOptions& options) const {
@@ -373,7 +389,7 @@ Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Val
   }
   LOOM_ASSIGN_OR_RETURN(std::optional<log::RunLogContext> run_log, impl_->run_log(run_options));
   execute_options.log = run_log ? &*run_log : nullptr;
-  execute_options.cancel = run_options.cancel ? run_options.cancel->flag() : nullptr;
+  execute_options.limits = impl_->run_limits(run_options);
   execute_options.inter_op = impl_->inter_op.get();
   // Dynamic shapes: the first sequential run with these input shapes
   // records what its unplanned intermediates take; later ones reuse the

@@ -90,6 +90,8 @@ struct Session::Impl {
   Status validate_inputs(const std::map<std::string, Value>& feeds) const;
   // The run's log level and tag (none when RunOptions sets neither).
   Expected<std::optional<log::RunLogContext>> run_log(const RunOptions& options) const;
+  // The run's cancel flag and the config's run limits (deadline from now).
+  exec::RunLimits run_limits(const RunOptions& options) const;
   // A tensor given for input `name` has the declared dtype and shape.
   Status check_tensor_input(const std::string& name, DType dtype, const Dims& dims) const;
   // The input shapes as a cache key; false when an input is not a tensor.

@@ -178,7 +178,7 @@ Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
       return invalid_argument(context + ": missing input '" + r + "'");
   LOOM_ASSIGN_OR_RETURN(std::optional<log::RunLogContext> run_log, s.run_log(run_options));
   options.log = run_log ? &*run_log : nullptr;
-  options.cancel = run_options.cancel ? run_options.cancel->flag() : nullptr;
+  options.limits = s.run_limits(run_options);
   options.inter_op = s.inter_op.get();
   options.bindings = &bound;
   auto result = exec::execute(plan, s.eps, feeds, {}, *s.resources, options);

@@ -250,7 +250,8 @@ std::string scale_model_bytes(int rank) {
 TEST(AbiPluginLoading, CustomOpShapeInferenceTypesOutputsAndItsErrorsRefuseTheModel) {
   auto env = environment_for("custom_ops", loom::FallbackPolicy::kDeny);
   ASSERT_NE(env, nullptr);
-  auto model = loom::onnxio::load_model_bytes(scale_model_bytes(2), "", "scale", env->registry().op_schemas());
+  auto model = loom::onnxio::load_model_bytes(scale_model_bytes(2), "", "scale",
+                                              loom::onnxio::LoadOptions{env->registry().op_schemas()});
   ASSERT_TRUE(model.has_value()) << model.status().message();
   const loom::ir::ValueType* y = model->graph->type_of("y");
   ASSERT_NE(y, nullptr);

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,15 @@ inline std::shared_ptr<Environment> make_env(Config config = {}, const std::stri
   auto env = Environment::create(config);
   EXPECT_TRUE(env.has_value()) << env.status().message();
   return env.has_value() ? *env : nullptr;
+}
+
+// True when the bundled plugins offer `provider` (cpu_onednn is optional in
+// a build: LOOM_WITH_ONEDNN).
+inline bool has_provider(const std::string& provider) {
+  auto env = Environment::create(Config{});
+  if (!env.has_value()) return false;
+  const auto names = (*env)->available_providers();
+  return std::find(names.begin(), names.end(), provider) != names.end();
 }
 
 // The bundled plugins with only the reference EP in the priority list.

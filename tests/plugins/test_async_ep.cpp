@@ -10,16 +10,23 @@
 //    the host waiting.
 // Option "ops" (comma list, e.g. "Relu,Mul") limits the kernels an EP
 // offers, so tests can place each node where they want; "latency_us" sets
-// the delay before each queued job (default 200).
+// the delay before each queued job (default 200); "fuse" = "1" makes the EP
+// a compiling one that claims every node it has a kernel for as one fused
+// set (a compiled partition with per-run state).
+// Options "fail_at", "fail_call" and "fail_once" make it fail on purpose at
+// one point (fault_injection.h); loom_test_async_disarm_faults switches
+// that off again.
 // Exported counters let tests see launches that returned before their work
 // ran, host-side waits (stream and event synchronizations), stream-side
-// waits, copies and live device allocations.
+// waits, copies, live device allocations, streams, events, kernel objects,
+// compiled partitions and run states, and the calls made at each fault point.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,6 +34,8 @@
 #include <vector>
 
 #include "checked_memory.h"
+#include "fused_graph.h"
+#include "fault_injection.h"
 #include "loom/sdk.h"
 
 namespace {
@@ -40,6 +49,19 @@ std::atomic<uint64_t> g_event_stream_waits{0};  // LOOM_Event.wait calls
 std::atomic<uint64_t> g_copies{0};
 std::atomic<uint64_t> g_live_allocations{0};
 std::atomic<int> g_live_streams{0};
+std::atomic<int> g_live_events{0};
+std::atomic<int> g_live_partitions{0};
+std::atomic<int> g_live_states{0};
+std::atomic<int> g_live_kernels{0};
+
+using loom::test_plugins::FaultPlan;
+using loom::test_plugins::FaultPoint;
+FaultPlan g_faults;
+
+// Throws the injected failure when the plan says this call at `p` fails.
+void maybe_fail(FaultPoint p) {
+  if (g_faults.hit(p)) throw Error(FaultPlan::message(p));
+}
 
 constexpr char kDeviceMemory[] = "test_async";
 constexpr char kHostMemory[] = "cpu";
@@ -106,6 +128,10 @@ LOOM_Stream* new_stream(std::chrono::microseconds latency) {
   s->synchronize = [](void* q) noexcept -> LOOM_Status* {
     ++g_stream_host_syncs;
     static_cast<WorkQueue*>(q)->synchronize();
+    // An injected failure is reported after the queue drained, like a device
+    // error seen at the sync point: no job touches memory after this returns.
+    if (g_faults.hit(FaultPoint::kStreamSynchronize))
+      return make_status(LOOM_STATUS_FAIL, FaultPlan::message(FaultPoint::kStreamSynchronize));
     return nullptr;
   };
   s->release = [](LOOM_Stream* self) noexcept {
@@ -118,6 +144,8 @@ LOOM_Stream* new_stream(std::chrono::microseconds latency) {
 // Fires when the stream it was recorded on reaches the record point; a
 // re-record re-arms it (generation counting).
 struct EventState {
+  EventState() { ++g_live_events; }
+  ~EventState() { --g_live_events; }
   std::mutex mutex;
   std::condition_variable cv;
   uint64_t recorded = 0, fired = 0;
@@ -222,6 +250,7 @@ void check_memory(const ConstTensor& t, const char* memory, const char* op) {
 
 template <const char* kMemory>
 void relu(KernelContext& ctx) {
+  maybe_fail(FaultPoint::kCompute);
   ConstTensor x = ctx.required_input(0);
   check_memory(x, kMemory, "Relu");
   Tensor y = ctx.output(0, x.shape(), LOOM_DTYPE_FLOAT);
@@ -236,6 +265,7 @@ void relu(KernelContext& ctx) {
 
 template <const char* kMemory, bool kMul>
 void binary(KernelContext& ctx) {
+  maybe_fail(FaultPoint::kCompute);
   ConstTensor a = ctx.required_input(0), b = ctx.required_input(1);
   const char* op = kMul ? "Mul" : "Add";
   check_memory(a, kMemory, op);
@@ -261,6 +291,7 @@ int32_t can_copy(void*, const LOOM_MemoryInfo* src, const LOOM_MemoryInfo* dst) 
 LOOM_Status* copy(void* state, const LOOM_DataTransfer_Copy_Args* a) {
   if (!can_copy(state, a->src_memory, a->dst_memory))
     return make_status(LOOM_STATUS_INVALID_ARGUMENT, "test_async: cannot copy between these memories");
+  if (g_faults.hit(FaultPoint::kCopy)) return make_status(LOOM_STATUS_FAIL, FaultPlan::message(FaultPoint::kCopy));
   ++g_copies;
   void* dst = a->dst;
   const uint64_t bytes = a->bytes;
@@ -279,16 +310,86 @@ LOOM_Status* copy(void* state, const LOOM_DataTransfer_Copy_Args* a) {
   return nullptr;
 }
 
+// A kernel object per node, so that kernel creation is a call that can fail.
+template <KernelFn kFn>
+struct NodeKernel {
+  explicit NodeKernel(const Node&) {
+    maybe_fail(FaultPoint::kKernelCreate);
+    ++g_live_kernels;
+  }
+  ~NodeKernel() { --g_live_kernels; }
+  NodeKernel(const NodeKernel&) = delete;
+  NodeKernel& operator=(const NodeKernel&) = delete;
+  void compute(KernelContext& ctx) const { kFn(ctx); }
+};
+
+bool offered(const std::string& ops, std::string_view op) {
+  return ops.empty() || ("," + ops + ",").find("," + std::string(op) + ",") != std::string::npos;
+}
+
 template <const char* kMemory>
 KernelRegistry async_kernels(const std::string& ops) {
-  auto offered = [&](const std::string& op) { return ops.empty() || ("," + ops + ",").find("," + op + ",") != std::string::npos; };
   KernelRegistry k;
   const std::vector<TypeConstraintSpec> f = {{"T", {LOOM_DTYPE_FLOAT}}};
-  if (offered("Relu")) k.add("", "Relu", 6, LOOM_OPSET_OPEN_END, relu<kMemory>, f);
-  if (offered("Add")) k.add("", "Add", 7, LOOM_OPSET_OPEN_END, binary<kMemory, false>, f);
-  if (offered("Mul")) k.add("", "Mul", 7, LOOM_OPSET_OPEN_END, binary<kMemory, true>, f);
+  if (offered(ops, "Relu")) k.add_class<NodeKernel<relu<kMemory>>>("", "Relu", 6, LOOM_OPSET_OPEN_END, f);
+  if (offered(ops, "Add")) k.add_class<NodeKernel<binary<kMemory, false>>>("", "Add", 7, LOOM_OPSET_OPEN_END, f);
+  if (offered(ops, "Mul")) k.add_class<NodeKernel<binary<kMemory, true>>>("", "Mul", 7, LOOM_OPSET_OPEN_END, f);
   return k;
 }
+
+// The fused set of an "fuse" EP: Relu, Add and Mul on equal shapes,
+// interpreted in one job on the step's stream. Run states are counted.
+class AsyncPartition : public CompiledPartition {
+ public:
+  explicit AsyncPartition(const Graph& g) : graph_(g) { ++g_live_partitions; }
+  ~AsyncPartition() override { --g_live_partitions; }
+  void* create_state() override {
+    maybe_fail(FaultPoint::kCreateState);
+    ++g_live_states;
+    return new int(0);
+  }
+  void release_state(void* state) override {
+    delete static_cast<int*>(state);
+    --g_live_states;
+  }
+  void compute(void*, KernelContext& ctx) override {
+    maybe_fail(FaultPoint::kCompute);
+    std::vector<const float*> in;
+    std::vector<int64_t> shape;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      ConstTensor t = ctx.required_input(i);
+      check_memory(t, kDeviceMemory, "fused");
+      if (i == 0) shape = t.shape();
+      LOOM_SDK_ENFORCE(t.shape() == shape, "test_async fused: only equal shapes");
+      in.push_back(t.data<float>());
+    }
+    std::vector<float*> out;
+    for (size_t i = 0; i < outputs_.size(); ++i)
+      out.push_back(ctx.output(i, shape, LOOM_DTYPE_FLOAT).mutable_data<float>());
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    launch(ctx, [this, in, out, n] {
+      std::map<std::string, std::vector<float>> values;
+      for (size_t i = 0; i < inputs_.size(); ++i) values[inputs_[i]].assign(in[i], in[i] + n);
+      for (const loom::testing::FusedGraph::Op& op : ops_) {
+        std::vector<float> r = values.at(op.in[0]);
+        for (size_t i = 0; i < n; ++i) {
+          if (op.type == "Relu") r[i] = r[i] > 0 ? r[i] : 0;
+          else if (op.type == "Add") r[i] += values.at(op.in[1])[i];
+          else r[i] *= values.at(op.in[1])[i];
+        }
+        values[op.out[0]] = std::move(r);
+      }
+      for (size_t i = 0; i < outputs_.size(); ++i) std::memcpy(out[i], values.at(outputs_[i]).data(), n * sizeof(float));
+    });
+  }
+
+ private:
+  const loom::testing::FusedGraph graph_;
+  const std::vector<std::string>& inputs_ = graph_.inputs;
+  const std::vector<std::string>& outputs_ = graph_.outputs;
+  const std::vector<loom::testing::FusedGraph::Op>& ops_ = graph_.ops;
+};
 
 std::string option(const Options& options, const std::string& key, const std::string& fallback) {
   for (const auto& [k, value] : options)
@@ -301,11 +402,14 @@ class AsyncEp : public Ep {
   AsyncEp(bool device_memory, const Options& options)
       : device_memory_(device_memory),
         latency_(std::stoll(option(options, "latency_us", "200"))),
-        kernels_(device_memory ? async_kernels<kDeviceMemory>(option(options, "ops", ""))
-                               : async_kernels<kHostMemory>(option(options, "ops", ""))) {
+        ops_(option(options, "ops", "")),
+        fuse_(option(options, "fuse", "") == "1"),
+        kernels_(device_memory ? async_kernels<kDeviceMemory>(ops_) : async_kernels<kHostMemory>(ops_)) {
+    if (!g_faults.arm(options)) throw Error("test_async: unknown fail_at point", LOOM_STATUS_INVALID_ARGUMENT);
     allocator_.struct_size = LOOM_Allocator_STRUCT_SIZE;
     allocator_.memory = &memory_;
-    allocator_.alloc = [](void*, uint64_t bytes, uint64_t alignment) noexcept {
+    allocator_.alloc = [](void*, uint64_t bytes, uint64_t alignment) noexcept -> void* {
+      if (g_faults.hit(FaultPoint::kAllocate)) return nullptr;
       return loom::test_plugins::checked_alloc(bytes, alignment, g_live_allocations);
     };
     allocator_.free = [](void*, void* p) noexcept { loom::test_plugins::checked_free(p, g_live_allocations); };
@@ -314,6 +418,24 @@ class AsyncEp : public Ep {
     transfer_.copy = copy;
   }
   const KernelRegistry* kernels() const override { return &kernels_; }
+  bool has_capability() const override { return fuse_; }
+  // Claims every float node it has a kernel for as one fused set.
+  void claim(const Graph& g, ClaimSink& sink) override {
+    maybe_fail(FaultPoint::kGetCapability);
+    std::vector<uint64_t> ids;
+    for (size_t i = 0; i < g.node_count(); ++i) {
+      Node n = g.node(i);
+      if (n.domain().empty() && offered(ops_, n.op_type()) &&
+          (n.op_type() == "Relu" || n.op_type() == "Add" || n.op_type() == "Mul") && n.input_dtype(0) == LOOM_DTYPE_FLOAT)
+        ids.push_back(n.id());
+    }
+    if (!ids.empty()) sink.claim_fused(ids, "fused by test_async");
+  }
+  std::unique_ptr<CompiledPartition> compile(const Graph& g) override {
+    maybe_fail(FaultPoint::kCompile);
+    LOOM_SDK_ENFORCE(device_memory_, "test_async: only the device EP compiles");
+    return std::make_unique<AsyncPartition>(g);
+  }
   const LOOM_Allocator* allocator() const override { return device_memory_ ? &allocator_ : nullptr; }
   const LOOM_DataTransfer* data_transfer() const override { return device_memory_ ? &transfer_ : nullptr; }
   LOOM_Stream* create_stream() override { return new_stream(latency_); }
@@ -322,6 +444,8 @@ class AsyncEp : public Ep {
  private:
   bool device_memory_;
   std::chrono::microseconds latency_;
+  std::string ops_;
+  bool fuse_;
   KernelRegistry kernels_;
   LOOM_MemoryInfo memory_{LOOM_MemoryInfo_STRUCT_SIZE, nullptr, {kDeviceMemory, sizeof(kDeviceMemory) - 1}, 0, 0};
   LOOM_Allocator allocator_{};
@@ -362,3 +486,13 @@ LOOM_EXPORT uint64_t loom_test_async_event_stream_waits() { return g_event_strea
 LOOM_EXPORT uint64_t loom_test_async_copies() { return g_copies.load(); }
 LOOM_EXPORT uint64_t loom_test_async_live_allocations() { return g_live_allocations.load(); }
 LOOM_EXPORT int loom_test_async_live_streams() { return g_live_streams.load(); }
+LOOM_EXPORT int loom_test_async_live_events() { return g_live_events.load(); }
+LOOM_EXPORT int loom_test_async_live_partitions() { return g_live_partitions.load(); }
+LOOM_EXPORT int loom_test_async_live_states() { return g_live_states.load(); }
+LOOM_EXPORT int loom_test_async_live_kernels() { return g_live_kernels.load(); }
+// Calls made so far at the fault point named `point` (fault_injection.h).
+LOOM_EXPORT uint64_t loom_test_async_fault_point_calls(const char* point) {
+  FaultPoint p;
+  return loom::test_plugins::fault_point_from_name(point, &p) ? g_faults.calls(p) : 0;
+}
+LOOM_EXPORT void loom_test_async_disarm_faults() { g_faults.disarm(); }

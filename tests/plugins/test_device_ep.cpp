@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "checked_memory.h"
+#include "fused_graph.h"
 #include "loom/sdk.h"
 
 namespace {
@@ -116,21 +117,7 @@ class DeviceFactory : public EpFactory {
 // Interprets a fused set of Add (equal shapes) and Relu nodes on host memory.
 class FusedPartition : public CompiledPartition {
  public:
-  struct Op {
-    std::string type;
-    std::vector<std::string> in, out;
-  };
-  FusedPartition(const Graph& g) {
-    for (size_t i = 0; i < g.input_count(); ++i) inputs_.emplace_back(g.input_name(i));
-    for (size_t i = 0; i < g.output_count(); ++i) outputs_.emplace_back(g.output_name(i));
-    for (size_t i = 0; i < g.node_count(); ++i) {
-      Node n = g.node(i);
-      Op op{std::string(n.op_type()), {}, {}};
-      for (size_t k = 0; k < n.input_count(); ++k) op.in.emplace_back(n.input_name(k));
-      for (size_t k = 0; k < n.output_count(); ++k) op.out.emplace_back(n.output_name(k));
-      ops_.push_back(op);
-    }
-  }
+  explicit FusedPartition(const Graph& g) : graph_(g) {}
   void compute(void*, KernelContext& ctx) override {
     ++g_partition_runs;
     std::map<std::string, std::pair<std::vector<int64_t>, std::vector<float>>> values;
@@ -138,7 +125,7 @@ class FusedPartition : public CompiledPartition {
       ConstTensor t = ctx.required_input(i);
       values[inputs_[i]] = {t.shape(), std::vector<float>(t.data<float>(), t.data<float>() + t.size())};
     }
-    for (const Op& op : ops_) {
+    for (const loom::testing::FusedGraph::Op& op : ops_) {
       auto& a = values.at(op.in[0]);
       auto result = a;
       if (op.type == "Add") {
@@ -158,8 +145,10 @@ class FusedPartition : public CompiledPartition {
   }
 
  private:
-  std::vector<std::string> inputs_, outputs_;
-  std::vector<Op> ops_;
+  const loom::testing::FusedGraph graph_;
+  const std::vector<std::string>& inputs_ = graph_.inputs;
+  const std::vector<std::string>& outputs_ = graph_.outputs;
+  const std::vector<loom::testing::FusedGraph::Op>& ops_ = graph_.ops;
 };
 
 class FusedEp : public Ep {

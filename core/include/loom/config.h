@@ -16,6 +16,11 @@
 //                 "arena_growth": "double" | "exact",      // next chunk: double the last (default) or just the request
 //                 "shrink_after_run": bool },              // return idle memory to the device after each run
 //     "profiling": { "enabled": bool, "path": "profile.json" },  // Session::end_profiling writes it
+//     "limits": { "max_model_mb": int >= 0,    // model file (or bytes) plus every tensor it holds
+//                 "max_nodes": int >= 0,       // nodes, subgraphs' included
+//                 "max_tensor_mb": int >= 0,   // any one tensor: initializers, attributes, run-time values
+//                 "run_timeout_ms": int >= 0 }, // a run stops at its next step after this long
+//                 // 0 / absent = no limit; a model or run over a limit fails naming the limit
 //     "log_level": "trace" | "debug" | "info" | "warn" | "error" | "off"  // default "warn"
 //   }
 // Environment overrides: LOOM_PLUGIN_PATH (':'-separated dirs added to
@@ -72,6 +77,14 @@ struct Config {
   bool profiling_enabled = false;
   std::string profiling_path = "loom_profile.json";
   std::string log_level = "warn";
+  // Resource limits (0 = none). Loading refuses a model over max_model_mb,
+  // max_nodes or max_tensor_mb (before allocating the tensor at fault) with
+  // kInvalidArgument; a run that would make a tensor over max_tensor_mb
+  // fails with kOutOfMemory, one running past run_timeout_ms with kTimedOut.
+  int64_t max_model_mb = 0;
+  int64_t max_nodes = 0;
+  int64_t max_tensor_mb = 0;
+  int64_t run_timeout_ms = 0;
 
   static Expected<Config> from_json_string(const std::string& json, const std::string& source_name = "config");
   static Expected<Config> from_json_file(const std::string& path);

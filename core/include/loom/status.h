@@ -19,6 +19,7 @@ enum class StatusCode : int32_t {
   kInvalidGraph = 5,
   kOutOfMemory = 6,
   kCancelled = 7,  // a run stopped by its RunOptions::cancel (host-side only)
+  kTimedOut = 8,   // a run stopped by its deadline, config limits.run_timeout_ms (host-side only)
 };
 
 class [[nodiscard]] Status {

@@ -3,12 +3,10 @@
 // bit, on the reference EP and with cpu_onednn first.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <fstream>
 #include <thread>
 
 #include "common/model_builder.h"
+#include "common/rss.h"
 #include "common/test_env.h"
 
 namespace loom {
@@ -16,13 +14,7 @@ namespace {
 
 constexpr auto kFloat = ::onnx::TensorProto::FLOAT;
 
-// Resident set size of this process, in bytes.
-int64_t rss_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  int64_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * sysconf(_SC_PAGESIZE);
-}
+using testing::rss_bytes;
 
 // y = Relu(MatMul(x, W) + b) with a 1 MiB W, so a leaked session (or a
 // leaked copy of its weights) shows in RSS at once.
