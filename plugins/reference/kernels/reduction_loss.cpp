@@ -118,7 +118,11 @@ void sce_loss(KernelContext& ctx) {
   std::vector<double> logp = float_tensor_to_doubles(x, op);
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t d = 0; d < D; ++d) {
-      auto at = [&](int64_t c) -> double& { return logp[static_cast<size_t>((n * C + c) * D + d)]; };
+      // Bindings captured by copy of plain locals: clang 14 cannot capture
+      // structured bindings.
+      auto at = [&logp, n, d, c_count = C, d_count = D](int64_t c) -> double& {
+        return logp[static_cast<size_t>((n * c_count + c) * d_count + d)];
+      };
       double m = -std::numeric_limits<double>::infinity();
       for (int64_t c = 0; c < C; ++c) m = std::max(m, at(c));
       double sum = 0;

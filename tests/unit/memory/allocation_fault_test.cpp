@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/async_fault_plugin.h"
+#include "common/memory_stats.h"
 
 namespace loom {
 namespace {
@@ -33,11 +34,7 @@ Config exact_growth() {
   return c;
 }
 
-const MemoryStats* stats_of(const std::vector<MemoryStats>& all, const std::string& memory) {
-  for (const MemoryStats& s : all)
-    if (s.memory == memory) return &s;
-  return nullptr;
-}
+using testing::stats_of;
 
 void expect_out_of_memory(const Status& st, const std::string& arena) {
   EXPECT_EQ(st.code(), StatusCode::kOutOfMemory) << st.message();
@@ -81,8 +78,8 @@ TEST(AllocationFaultTest, EveryDeviceAllocationOfARunFailsCleanly) {
         if (!first.has_value()) {
           failed = true;
           expect_out_of_memory(first.status(), "test_async");
-          const MemoryStats* st = stats_of((*s)->memory_stats(), "test_async");
-          ASSERT_NE(st, nullptr);
+          const std::optional<MemoryStats> st = stats_of((*s)->memory_stats(), "test_async");
+          ASSERT_TRUE(st);
           EXPECT_GE(st->failed_allocations, 1);
           EXPECT_EQ(st->in_use_bytes, 0) << "a failed run gives back what it took";
         } else {

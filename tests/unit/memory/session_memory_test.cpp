@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "common/memory_stats.h"
 #include "common/model_builder.h"
 #include "common/test_env.h"
 
@@ -45,25 +46,21 @@ std::unique_ptr<Session> session_with(Config config, const std::string& model, c
   return s.has_value() ? std::move(*s) : nullptr;
 }
 
-const MemoryStats* stats_of(const std::vector<MemoryStats>& all, const std::string& memory) {
-  for (const MemoryStats& s : all)
-    if (s.memory == memory) return &s;
-  return nullptr;
-}
+using testing::stats_of;
 
 TEST(SessionMemoryTest, PlannedPeakIsKnownBeforeTheFirstRunAndArenaHoldsIt) {
   auto s = session_with({}, static_model());
   ASSERT_TRUE(s);
-  const MemoryStats* before = stats_of(s->memory_stats(), "cpu");
-  ASSERT_NE(before, nullptr);
+  const std::optional<MemoryStats> before = stats_of(s->memory_stats(), "cpu");
+  ASSERT_TRUE(before);
   // a and b are 256 KiB each; Sigmoid writes b over a (a dies there and the
   // reference kernel allows it), so one buffer holds both.
   EXPECT_EQ(before->planned_peak_bytes, 64 * 1024 * 4);
   EXPECT_EQ(before->reserved_bytes, 0);
   ASSERT_TRUE(s->run({{"x", rows(64)}}).has_value());
   auto all = s->memory_stats();
-  const MemoryStats* after = stats_of(all, "cpu");
-  ASSERT_NE(after, nullptr);
+  const std::optional<MemoryStats> after = stats_of(all, "cpu");
+  ASSERT_TRUE(after);
   EXPECT_GE(after->reserved_bytes, after->planned_peak_bytes);
   // The planned block stays with the session for the next run.
   EXPECT_EQ(after->in_use_bytes, after->planned_peak_bytes);
@@ -104,8 +101,8 @@ TEST(SessionMemoryTest, ShrinkAfterRunGivesEverythingBack) {
   auto s = session_with(c, static_model());
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->run({{"x", rows(64)}}).has_value());
-  const MemoryStats* after = stats_of(s->memory_stats(), "cpu");
-  ASSERT_NE(after, nullptr);
+  const std::optional<MemoryStats> after = stats_of(s->memory_stats(), "cpu");
+  ASSERT_TRUE(after);
   EXPECT_EQ(after->in_use_bytes, 0);
   EXPECT_EQ(after->reserved_bytes, 0);
   EXPECT_GE(after->peak_in_use_bytes, after->planned_peak_bytes);
@@ -125,8 +122,8 @@ TEST(SessionMemoryTest, ArenaLimitRefusesBigRunsAndStaysUsable) {
   EXPECT_EQ(big.status().code(), StatusCode::kOutOfMemory) << big.status().message();
   EXPECT_NE(big.status().message().find("arena 'cpu'"), std::string::npos) << big.status().message();
   EXPECT_NE(big.status().message().find("relu"), std::string::npos) << big.status().message();
-  const MemoryStats* st = stats_of(s->memory_stats(), "cpu");
-  ASSERT_NE(st, nullptr);
+  const std::optional<MemoryStats> st = stats_of(s->memory_stats(), "cpu");
+  ASSERT_TRUE(st);
   EXPECT_EQ(st->limit_bytes, 1 << 20);
   EXPECT_GE(st->failed_allocations, 1);
   EXPECT_EQ(st->in_use_bytes, 0) << "a failed run gives back what it took";
@@ -173,10 +170,10 @@ TEST(SessionMemoryTest, DeviceMemoryHasItsOwnArenaAndLimit) {
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->run({{"x", rows(16)}}).has_value());
   auto all = s->memory_stats();
-  const MemoryStats* device = stats_of(all, "test_async");
-  const MemoryStats* host = stats_of(all, "cpu");
-  ASSERT_NE(device, nullptr);
-  ASSERT_NE(host, nullptr);
+  const std::optional<MemoryStats> device = stats_of(all, "test_async");
+  const std::optional<MemoryStats> host = stats_of(all, "cpu");
+  ASSERT_TRUE(device);
+  ASSERT_TRUE(host);
   EXPECT_EQ(device->limit_bytes, 1 << 20);
   EXPECT_EQ(host->limit_bytes, int64_t{64} << 20);
   EXPECT_GT(device->peak_in_use_bytes, 0);

@@ -59,7 +59,7 @@ TEST(PartitionerTest, FallbackAllowSendsUnclaimedNodesToReference) {
 TEST(PartitionerTest, FallbackDenyFailsNamingNodeOpAndWhatEachProviderSaid) {
   auto s = Session::create_from_bytes(env_with({"test_device"}, FallbackPolicy::kDeny), relu_add_model());
   ASSERT_FALSE(s.has_value());
-  const std::string& m = s.status().message();
+  const std::string m = s.status().message();
   EXPECT_NE(m.find("'add'"), std::string::npos) << m;
   EXPECT_NE(m.find("Add"), std::string::npos) << m;
   EXPECT_NE(m.find("test_device: no kernel for Add"), std::string::npos) << m;

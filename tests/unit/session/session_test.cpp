@@ -113,7 +113,7 @@ TEST(SessionTest, UnknownOpIsRefusedNamingNodeOpDomainAndOpset) {
   m.output("y", ::onnx::TensorProto::FLOAT, {1});
   auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
   ASSERT_FALSE(s.has_value());
-  const std::string& msg = s.status().message();
+  const std::string msg = s.status().message();
   EXPECT_NE(msg.find("frob_node"), std::string::npos) << msg;
   EXPECT_NE(msg.find("Frobnicate"), std::string::npos) << msg;
   EXPECT_NE(msg.find("ai.onnx"), std::string::npos) << msg;
