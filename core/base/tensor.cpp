@@ -45,6 +45,16 @@ std::string dims_string(const Dims& dims) {
   return s + "]";
 }
 
+Status check_bool_values(const Tensor& t) {
+  if (t.dtype() != DType::kBool) return Status::ok();
+  const uint8_t* bytes = static_cast<const uint8_t*>(t.data());
+  for (int64_t i = 0; i < t.element_count(); ++i)
+    if (bytes[i] > 1)
+      return invalid_argument("bool element " + std::to_string(i) + " holds byte value " + std::to_string(bytes[i]) +
+                              " (bools must be 0 or 1)");
+  return Status::ok();
+}
+
 Expected<int64_t> checked_element_count(const Dims& dims) {
   int64_t n = 1;
   for (int64_t d : dims) {

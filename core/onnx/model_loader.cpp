@@ -19,6 +19,7 @@
 
 #include "base/logging.h"
 #include "onnx/custom_op_check.h"
+#include "onnx/proto_structure.h"
 #include "onnx/tensor_proto.h"
 
 namespace loom::onnxio {
@@ -174,10 +175,13 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   for (const auto& op : model.opset_import()) opsets[normalise_domain(op.domain())] = op.version();
   if (opsets.empty()) opsets[""] = 1;  // IR < 3 models have no opset imports
 
+  // Before ONNX's inference, which assumes every read value is defined.
+  if (Status st = check_value_definitions(model.graph(), kMaxSubgraphDepth); !st) return st.with_context(source);
+  ::onnx::ISchemaRegistry* registry = options.schemas ? static_cast<::onnx::ISchemaRegistry*>(options.schemas.get())
+                                                      : ::onnx::OpSchemaRegistry::Instance();
+  if (Status st = verify_onnx_nodes(model.graph(), *registry, opsets); !st) return st.with_context(source);
   // ONNX's inference fills value_info; failures only mean less is known.
   try {
-    ::onnx::ISchemaRegistry* registry = options.schemas ? static_cast<::onnx::ISchemaRegistry*>(options.schemas.get())
-                                                        : ::onnx::OpSchemaRegistry::Instance();
     ::onnx::ShapeInferenceOptions inference{/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true};
     ::onnx::shape_inference::InferShapes(model, registry, inference);
   } catch (const std::exception& e) {

@@ -194,7 +194,10 @@ std::string describe_byte_limit(const char* key, int64_t bytes) {
   return std::string("limits.") + key + " (" + std::to_string(bytes / (1 << 20)) + " MiB)";
 }
 
-Expected<Tensor> tensor_from_proto(const ::onnx::TensorProto& proto, const std::string& model_dir, int64_t max_bytes) {
+namespace {
+
+// tensor_from_proto without the check of the decoded values.
+Expected<Tensor> decode_tensor(const ::onnx::TensorProto& proto, const std::string& model_dir, int64_t max_bytes) {
   const std::string label = tensor_label(proto);
   if (!is_known_dtype(proto.data_type()))
     return invalid_argument(label + ": unsupported data type " + std::to_string(proto.data_type()) +
@@ -259,6 +262,14 @@ Expected<Tensor> tensor_from_proto(const ::onnx::TensorProto& proto, const std::
                             " (raw_data is absent), got " + std::to_string(field.held));
   LOOM_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(dtype, std::move(dims)));
   if (count > 0) copy_typed_field(proto, dtype, t.mutable_data());
+  return t;
+}
+
+}  // namespace
+
+Expected<Tensor> tensor_from_proto(const ::onnx::TensorProto& proto, const std::string& model_dir, int64_t max_bytes) {
+  LOOM_ASSIGN_OR_RETURN(Tensor t, decode_tensor(proto, model_dir, max_bytes));
+  LOOM_RETURN_IF_ERROR(check_bool_values(t).with_context(tensor_label(proto)));
   return t;
 }
 

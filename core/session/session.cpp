@@ -354,6 +354,7 @@ Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds)
     }
     if (!value.is_tensor()) continue;  // an empty optional
     LOOM_RETURN_IF_ERROR(check_tensor_input(name, value.tensor().dtype(), value.tensor().dims()));
+    LOOM_RETURN_IF_ERROR(check_bool_values(value.tensor()).with_context(where));
   }
   for (const std::string& r : required_inputs)
     if (!feeds.count(r)) return invalid_argument(model_name + ": missing input '" + r + "'");

@@ -45,6 +45,12 @@ std::string dims_string(const Dims& dims);
 // overflows int64.
 Expected<int64_t> checked_element_count(const Dims& dims);
 
+class Tensor;
+// OK unless `t` is a BOOL tensor holding a byte other than 0 or 1: such
+// bytes are not bools, and kernels reading them as bool would be undefined
+// behaviour. The error names the first bad element.
+Status check_bool_values(const Tensor& t);
+
 class Tensor {
  public:
   Tensor() = default;

@@ -176,11 +176,13 @@ class ResizeKernel {
     for (int64_t d = 0; d < rank; ++d)
       if (in[d] == 0 && out_shape[d] > 0)
         sdk::fail_invalid(std::string(op) + ": cannot resize an empty dimension");
+    // The output first: the host refuses sizes it cannot (or may not)
+    // allocate before the taps, sized by the output, are built.
+    const sdk::Tensor y = ctx.output(0, out_shape, x.dtype());
+    if (y.size() == 0) return;
     std::vector<AxisTaps> taps(rank);
     for (int64_t d = 0; d < rank; ++d) taps[d] = axis_taps(in[d], out_shape[d], scale[d], roi_start[d], roi_end[d]);
 
-    const sdk::Tensor y = ctx.output(0, out_shape, x.dtype());
-    if (y.size() == 0) return;
     if (mode_ == Mode::kNearest && coord_ != Coord::kTfCropAndResize) {
       const ElementCopier c(x, y, op);
       const Shape st = strides_of(in);

@@ -485,6 +485,74 @@ TEST(HostileModelTest, ReadingAValueNobodyProducesIsRefused) {
   expect_good_model_runs();
 }
 
+// The fuzzer's first loader finding (fuzz/regressions/model_loader): ONNX's
+// data propagation for Shape dereferenced the type of an undefined input.
+// Undefined reads are now refused before ONNX's inference runs, also inside
+// subgraphs.
+TEST(HostileModelTest, UndefinedReadIsRefusedBeforeOnnxInference) {
+  ModelBuilder m(15);
+  m.node("Shape", {"nowhere"}, {"y"}, "shape");
+  m.output("y", TensorProto::INT64, {1});
+  const std::string e = load_error(m.bytes());
+  EXPECT_HAS(e, "node 'shape' (Shape) reads 'nowhere'");
+  expect_good_model_runs();
+}
+
+// The fuzzer's second loader finding: a Scan without its body attribute
+// crashed ONNX's Scan inference. Nodes are verified against their schema
+// (ONNX's checker) before inference: missing, unknown or mistyped
+// attributes and wrong arity are refused naming the node.
+TEST(HostileModelTest, NodesNotMatchingTheirSchemaAreRefusedBeforeOnnxInference) {
+  ModelBuilder m(9);
+  m.input("x", TensorProto::FLOAT, {2, 3});
+  auto& scan = m.node("Scan", {"x"}, {"y"}, "scan");
+  testing::add_int_attr(scan, "num_scan_inputs", 1);  // no body
+  m.output("y", TensorProto::FLOAT, {2, 3});
+  const std::string e = load_error(m.bytes());
+  EXPECT_HAS(e, "node 'scan' (Scan) does not match its op's schema at opset 9");
+  EXPECT_HAS(e, "body");
+  ModelBuilder extra;
+  extra.input("x", TensorProto::FLOAT, {2});
+  testing::add_int_attr(extra.node("Relu", {"x"}, {"y"}, "relu"), "bogus", 1);
+  extra.output("y", TensorProto::FLOAT, {2});
+  EXPECT_HAS(load_error(extra.bytes()), "bogus");
+  expect_good_model_runs();
+}
+
+// Bytes other than 0 and 1 are not bools: kernels reading them would be
+// undefined behaviour (the fuzzer's first session finding), so they are
+// refused in initializers and in run inputs, naming the tensor or input.
+TEST(HostileModelTest, BoolBytesOtherThanZeroOrOneAreRefused) {
+  ModelBuilder m;
+  m.input("x", TensorProto::BOOL, {2});
+  auto* t = m.proto().mutable_graph()->add_initializer();
+  t->set_name("flags");
+  t->set_data_type(TensorProto::BOOL);
+  t->add_dims(2);
+  t->set_raw_data(std::string("\x01\x02", 2));
+  m.node("And", {"x", "flags"}, {"y"}, "and");
+  m.output("y", TensorProto::BOOL, {2});
+  const std::string e = load_error(m.bytes());
+  EXPECT_HAS(e, "'flags'");
+  EXPECT_HAS(e, "bool element 1 holds byte value 2");
+
+  ModelBuilder ok;
+  ok.input("x", TensorProto::BOOL, {2});
+  ok.node("Not", {"x"}, {"y"}, "not");
+  ok.output("y", TensorProto::BOOL, {2});
+  auto s = Session::create_from_bytes(testing::reference_env(), ok.bytes());
+  ASSERT_TRUE(s.has_value()) << s.status().message();
+  const uint8_t bad[2] = {0, 7};
+  auto refused = (*s)->run({{"x", Tensor::from_bytes(DType::kBool, {2}, bad, 2).value()}});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_HAS(refused.status().message(), "input 'x'");
+  EXPECT_HAS(refused.status().message(), "byte value 7");
+  const uint8_t good[2] = {0, 1};
+  auto out = (*s)->run({{"x", Tensor::from_bytes(DType::kBool, {2}, good, 2).value()}});
+  ASSERT_TRUE(out.has_value()) << out.status().message();
+  EXPECT_EQ(static_cast<const uint8_t*>((*out)[0].data())[0], 1);
+}
+
 TEST(HostileModelTest, ValueProducedTwiceIsRefused) {
   ModelBuilder m;
   m.input("x", TensorProto::FLOAT, {2});

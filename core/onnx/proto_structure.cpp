@@ -1,0 +1,93 @@
+#include "onnx/proto_structure.h"
+
+#include "onnx/model_loader.h"
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace loom::onnxio {
+namespace {
+
+using Scope = std::unordered_set<std::string>;
+
+std::string node_label(const ::onnx::NodeProto& n, int index) {
+  return (n.name().empty() ? "#" + std::to_string(index) : "'" + n.name() + "'") + " (" + n.op_type() + ")";
+}
+
+Status check_graph(const ::onnx::GraphProto& g, std::vector<Scope>& scopes, int depth, int max_depth) {
+  if (depth > max_depth)
+    return invalid_graph("subgraphs nested deeper than " + std::to_string(max_depth) + " levels");
+  Scope& defined = scopes.emplace_back();
+  for (const auto& v : g.input()) defined.insert(v.name());
+  for (const auto& t : g.initializer()) defined.insert(t.name());
+  for (const auto& n : g.node())
+    for (const std::string& o : n.output())
+      if (!o.empty()) defined.insert(o);
+  auto is_defined = [&](const std::string& name) {
+    for (const Scope& s : scopes)
+      if (s.count(name)) return true;
+    return false;
+  };
+  for (int i = 0; i < g.node_size(); ++i) {
+    const ::onnx::NodeProto& n = g.node(i);
+    for (const std::string& in : n.input())
+      if (!in.empty() && !is_defined(in))
+        return invalid_graph("node " + node_label(n, i) + " reads '" + in + "', which no input, initializer or node of " +
+                             (depth == 0 ? "the graph" : "subgraph '" + g.name() + "' or its enclosing graphs") +
+                             " defines");
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) LOOM_RETURN_IF_ERROR(check_graph(a.g(), scopes, depth + 1, max_depth));
+      for (const auto& sub : a.graphs()) LOOM_RETURN_IF_ERROR(check_graph(sub, scopes, depth + 1, max_depth));
+    }
+  }
+  scopes.pop_back();
+  return Status::ok();
+}
+
+int64_t last_known_opset(const std::string& domain) {
+  const auto& ranges = ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = ranges.find(domain);
+  return it == ranges.end() ? 0 : it->second.second;
+}
+
+Status verify_graph(const ::onnx::GraphProto& g, const ::onnx::ISchemaRegistry& schemas,
+                    const std::map<std::string, int64_t>& opsets) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const ::onnx::NodeProto& n = g.node(i);
+    const std::string domain = n.domain() == "ai.onnx" ? std::string() : n.domain();
+    auto version = opsets.find(domain);
+    // Past the last opset ONNX's registry knows (Loom runs newer ones),
+    // the registry's schema is an older version's: nothing to verify against.
+    if (is_onnx_domain(domain) && version != opsets.end() && version->second <= last_known_opset(domain)) {
+      const ::onnx::OpSchema* schema = schemas.GetSchema(n.op_type(), static_cast<int>(version->second), domain);
+      if (schema != nullptr) {
+        try {
+          schema->Verify(n);
+        } catch (const std::exception& e) {
+          return invalid_graph("node " + node_label(n, i) + " does not match its op's schema at opset " +
+                               std::to_string(version->second) + ": " + e.what());
+        }
+      }
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) LOOM_RETURN_IF_ERROR(verify_graph(a.g(), schemas, opsets));
+      for (const auto& sub : a.graphs()) LOOM_RETURN_IF_ERROR(verify_graph(sub, schemas, opsets));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status verify_onnx_nodes(const ::onnx::GraphProto& graph, const ::onnx::ISchemaRegistry& schemas,
+                         const std::map<std::string, int64_t>& opsets) {
+  return verify_graph(graph, schemas, opsets);
+}
+
+Status check_value_definitions(const ::onnx::GraphProto& graph, int max_depth) {
+  std::vector<Scope> scopes;
+  return check_graph(graph, scopes, 0, max_depth);
+}
+
+}  // namespace loom::onnxio
