@@ -32,6 +32,10 @@ for t in "${targets[@]}"; do
     for m in "$seeds"/*/model.onnx; do cp "$m" "$corpus/$(basename "$(dirname "$m")").onnx"; done
   fi
   echo "fuzzing $t for ${seconds}s (corpus $corpus)"
-  "$build/bin/loom_fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=65536 \
+  # Fork mode goes on past a finding, so one run of the given length
+  # collects every crash, leak, timeout and out-of-memory it meets.
+  "$build/bin/loom_fuzz_$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" 2>&1 | tee "$build/fuzz-$t.log" | tail -25
+  echo "findings: $(ls "$findings" | wc -l) in $findings"
 done

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -11,9 +12,12 @@ namespace loom::reference {
 
 using Shape = std::vector<int64_t>;
 
+// Saturates at INT64_MAX when the product overflows (a hostile shape), so
+// comparisons with real sizes fail instead of wrapping (undefined behaviour).
 inline int64_t element_count(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n)) return std::numeric_limits<int64_t>::max();
   return n;
 }
 

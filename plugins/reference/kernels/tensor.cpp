@@ -2,6 +2,7 @@
 // Reshape, Flatten, Squeeze, Unsqueeze, Dropout. The other tensor kernels live
 // in tensor_*.cpp; register_tensor_kernels below registers them all.
 #include <algorithm>
+#include <limits>
 #include <random>
 
 #include "common/dispatch.h"
@@ -119,6 +120,8 @@ void reshape(KernelContext& ctx) {
       infer = static_cast<int64_t>(i);
     } else if (req[i] < 0) {
       sdk::fail_invalid("Reshape: invalid dimension " + std::to_string(req[i]));
+    } else if (req[i] != 0 && known > std::numeric_limits<int64_t>::max() / req[i]) {
+      sdk::fail_invalid("Reshape: shape " + shape_string(req) + " has more elements than int64 can count");
     } else {
       known *= req[i];
     }
