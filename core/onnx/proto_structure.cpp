@@ -3,6 +3,7 @@
 #include "onnx/model_loader.h"
 
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -45,6 +46,53 @@ Status check_graph(const ::onnx::GraphProto& g, std::vector<Scope>& scopes, int 
   return Status::ok();
 }
 
+// Known ranks of the graph's values as the model declares them (inputs,
+// initializers, value_info); -1 for a declared value of unknown rank.
+std::unordered_map<std::string, int> declared_ranks(const ::onnx::GraphProto& g) {
+  std::unordered_map<std::string, int> ranks;
+  auto add = [&](const ::onnx::ValueInfoProto& v) {
+    const bool ranked = v.has_type() && v.type().has_tensor_type() && v.type().tensor_type().has_shape();
+    ranks[v.name()] = ranked ? v.type().tensor_type().shape().dim_size() : -1;
+  };
+  for (const auto& v : g.input()) add(v);
+  for (const auto& v : g.value_info()) add(v);
+  for (const auto& t : g.initializer()) ranks[t.name()] = t.dims_size();
+  return ranks;
+}
+
+// Nodes ONNX 1.12's inference functions crash on (found by fuzzing):
+// MaxUnpool with an input of unknown rank; convolutions whose data and
+// weight ranks disagree or are below 3 (their inference indexes one rank
+// by the other).
+bool crashes_onnx_inference(const ::onnx::NodeProto& n, const std::unordered_map<std::string, int>& ranks) {
+  auto rank_of = [&](int i) {
+    if (i >= n.input_size()) return -2;  // absent
+    auto it = ranks.find(n.input(i));
+    return it == ranks.end() ? -2 : it->second;  // -2: not declared (inferred later)
+  };
+  if (n.op_type() == "MaxUnpool")
+    for (int i = 0; i < n.input_size(); ++i)
+      if (rank_of(i) == -1) return true;
+  if (n.op_type() == "Conv" || n.op_type() == "ConvTranspose" || n.op_type() == "ConvInteger") {
+    const int x = rank_of(0), w = rank_of(1);
+    if ((x >= 0 && x < 3) || (w >= 0 && w < 3) || (x >= 0 && w >= 0 && x != w)) return true;
+  }
+  return false;
+}
+
+bool graph_crashes_onnx_inference(const ::onnx::GraphProto& g) {
+  const auto ranks = declared_ranks(g);
+  for (const auto& n : g.node()) {
+    if (crashes_onnx_inference(n, ranks)) return true;
+    for (const auto& a : n.attribute()) {
+      if (a.has_g() && graph_crashes_onnx_inference(a.g())) return true;
+      for (const auto& sub : a.graphs())
+        if (graph_crashes_onnx_inference(sub)) return true;
+    }
+  }
+  return false;
+}
+
 int64_t last_known_opset(const std::string& domain) {
   const auto& ranges = ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto it = ranges.find(domain);
@@ -79,6 +127,8 @@ Status verify_graph(const ::onnx::GraphProto& g, const ::onnx::ISchemaRegistry& 
 }
 
 }  // namespace
+
+bool safe_for_onnx_inference(const ::onnx::GraphProto& graph) { return !graph_crashes_onnx_inference(graph); }
 
 Status verify_onnx_nodes(const ::onnx::GraphProto& graph, const ::onnx::ISchemaRegistry& schemas,
                          const std::map<std::string, int64_t>& opsets) {

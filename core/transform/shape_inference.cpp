@@ -12,6 +12,7 @@
 #include "onnx/model_loader.h"
 #include "onnx/model_saver.h"
 #include "onnx/op_schemas.h"
+#include "onnx/proto_structure.h"
 #include "transform/pass.h"
 #include "transform/symbolic_shapes.h"
 #include "transform/type_precision.h"
@@ -35,6 +36,7 @@ class ShapeInference : public Pass {
       log::logger()->debug("{}: shape inference skipped: {}", ctx.model_name, model.status().message());
       return Status::ok();
     }
+    if (!onnxio::safe_for_onnx_inference(model->graph())) return Status::ok();
     try {
       ::onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true};
       ::onnx::shape_inference::InferShapes(*model, onnxio::schema_registry_of(graph), options);

@@ -111,6 +111,14 @@ class MelWeightMatrix {
                         std::to_string(lower) + " and " + std::to_string(upper));
 
     const int64_t spec_bins = dft_length / 2 + 1;
+    // The weights table is the output's size, built in doubles first: refuse
+    // sizes no real filter bank has before allocating it.
+    constexpr int64_t kMaxTableElements = int64_t{1} << 28;
+    int64_t table = 0;
+    if (mel_bins > kMaxTableElements || __builtin_mul_overflow(spec_bins, mel_bins, &table) ||
+        table > kMaxTableElements)
+      sdk::fail_invalid(op + ": num_mel_bins " + std::to_string(mel_bins) + " x " + std::to_string(spec_bins) +
+                        " spectrogram bins is too large a filter bank");
     const double low_mel = hz_to_mel(lower), high_mel = hz_to_mel(upper);
     const double mel_step = (high_mel - low_mel) / static_cast<double>(mel_bins + 2);
     std::vector<int64_t> points(static_cast<size_t>(mel_bins + 2));
