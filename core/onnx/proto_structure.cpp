@@ -63,7 +63,8 @@ std::unordered_map<std::string, int> declared_ranks(const ::onnx::GraphProto& g)
 // Nodes ONNX 1.12's inference functions crash on (found by fuzzing):
 // MaxUnpool with an input of unknown rank; convolutions whose data and
 // weight ranks disagree or are below 3 (their inference indexes one rank
-// by the other).
+// by the other); convolutions and pools with zero or negative strides,
+// dilations or kernel sizes, or negative pads.
 bool crashes_onnx_inference(const ::onnx::NodeProto& n, const std::unordered_map<std::string, int>& ranks) {
   auto rank_of = [&](int i) {
     if (i >= n.input_size()) return -2;  // absent
@@ -77,6 +78,17 @@ bool crashes_onnx_inference(const ::onnx::NodeProto& n, const std::unordered_map
     const int x = rank_of(0), w = rank_of(1);
     if ((x >= 0 && x < 3) || (w >= 0 && w < 3) || (x >= 0 && w >= 0 && x != w)) return true;
   }
+  // The convolution / pooling inference divides by strides and dilations
+  // and sizes by kernel_shape and pads without checking them.
+  static const std::unordered_set<std::string> kConvPool = {"Conv",    "ConvInteger", "ConvTranspose", "QLinearConv",
+                                                            "AveragePool", "MaxPool", "LpPool",     "MaxUnpool"};
+  if (kConvPool.count(n.op_type()))
+    for (const auto& a : n.attribute()) {
+      const bool positive = a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape";
+      const bool non_negative = a.name() == "pads" || a.name() == "output_padding";
+      for (int64_t v : a.ints())
+        if ((positive && v <= 0) || (non_negative && v < 0)) return true;
+    }
   return false;
 }
 

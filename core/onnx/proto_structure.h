@@ -28,7 +28,9 @@ Status check_value_definitions(const ::onnx::GraphProto& graph, int max_depth);
 // False when ONNX 1.12's static inference is known to crash on the model
 // (found by fuzzing; fuzz/regressions/model_loader): MaxUnpool with an
 // input of unknown rank, convolutions whose declared data and weight ranks
-// disagree or are below 3 -- in the graph or a subgraph. Such models skip
+// disagree or are below 3, convolutions and pools with non-positive
+// strides, dilations or kernel sizes or negative pads -- in the graph or a
+// subgraph. Such models skip
 // ONNX's inference and are typed at run time (and refused by the kernels
 // if really malformed).
 bool safe_for_onnx_inference(const ::onnx::GraphProto& graph);
