@@ -111,15 +111,34 @@ int64_t last_known_opset(const std::string& domain) {
   return it == ranges.end() ? 0 : it->second.second;
 }
 
+Status check_attributes(const ::onnx::NodeProto& n, int index, const ::onnx::OpSchema& schema) {
+  for (const auto& [name, attr] : schema.attributes()) {
+    const ::onnx::AttributeProto* given = nullptr;
+    for (const auto& a : n.attribute())
+      if (a.name() == name) given = &a;
+    if (given == nullptr && attr.required)
+      return invalid_graph("node " + node_label(n, index) + " lacks required attribute '" + name + "'");
+    if (given != nullptr && given->type() != attr.type)
+      return invalid_graph("node " + node_label(n, index) + ": attribute '" + name + "' has type " +
+                           std::to_string(given->type()) + ", the op's schema says " + std::to_string(attr.type));
+  }
+  return Status::ok();
+}
+
 Status verify_graph(const ::onnx::GraphProto& g, const ::onnx::ISchemaRegistry& schemas,
                     const std::map<std::string, int64_t>& opsets) {
   for (int i = 0; i < g.node_size(); ++i) {
     const ::onnx::NodeProto& n = g.node(i);
     const std::string domain = n.domain() == "ai.onnx" ? std::string() : n.domain();
     auto version = opsets.find(domain);
-    // Past the last opset ONNX's registry knows (Loom runs newer ones),
-    // the registry's schema is an older version's: nothing to verify against.
-    if (is_onnx_domain(domain) && version != opsets.end() && version->second <= last_known_opset(domain)) {
+    // Past the last opset ONNX's registry knows (Loom runs newer ones) the
+    // registry's schema is an older version's: only what every later
+    // version kept is checked -- required attributes present and attributes
+    // of the declared type (the inference functions dereference them).
+    if (is_onnx_domain(domain) && version != opsets.end() && version->second > last_known_opset(domain)) {
+      const ::onnx::OpSchema* schema = schemas.GetSchema(n.op_type(), static_cast<int>(version->second), domain);
+      if (schema != nullptr) LOOM_RETURN_IF_ERROR(check_attributes(n, i, *schema));
+    } else if (is_onnx_domain(domain) && version != opsets.end()) {
       const ::onnx::OpSchema* schema = schemas.GetSchema(n.op_type(), static_cast<int>(version->second), domain);
       if (schema != nullptr) {
         try {
