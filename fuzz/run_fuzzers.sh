@@ -22,7 +22,7 @@ seeds=/usr/share/libonnx-testdata/data/node
 if [ ! -x "$build/bin/loom_fuzz_model_loader" ]; then
   LOOM_SANITIZE_BUILD_DIR=$build "$root/scripts/sanitize.sh" -L fuzz
 fi
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 for t in "${targets[@]}"; do
   corpus=$build/fuzz-corpus/$t
   findings=$here/findings/$t

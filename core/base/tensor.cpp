@@ -1,5 +1,7 @@
 #include "loom/tensor.h"
 
+#include <new>
+#include <stdexcept>
 #include <limits>
 
 namespace loom {
@@ -67,6 +69,19 @@ Expected<int64_t> checked_element_count(const Dims& dims) {
 }
 
 Expected<Tensor> Tensor::zeros(DType dtype, Dims dims) {
+  // A size no allocator can give (a hostile shape) is an error, not an
+  // exception escaping through plugin frames.
+  const std::string what = "cannot allocate a " + dtype_name(dtype) + " tensor of shape " + dims_string(dims);
+  try {
+    return zeros_unchecked(dtype, std::move(dims));
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kOutOfMemory, what);
+  } catch (const std::length_error&) {
+    return Status(StatusCode::kOutOfMemory, what);
+  }
+}
+
+Expected<Tensor> Tensor::zeros_unchecked(DType dtype, Dims dims) {
   LOOM_ASSIGN_OR_RETURN(int64_t count, checked_element_count(dims));
   Tensor t;
   t.dtype_ = dtype;

@@ -213,7 +213,7 @@ LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, co
       return nullptr;
     }
     const DType t = static_cast<DType>(dtype);
-    if (limits_.max_tensor_bytes > 0 && t != DType::kString &&
+    if (limits_.max_tensor_bytes > 0 && dtype_size(t) > 0 &&
         static_cast<uint64_t>(*count) > static_cast<uint64_t>(limits_.max_tensor_bytes) / dtype_size(t)) {
       *why = Status(StatusCode::kOutOfMemory, "output " + dtype_name(t) + dims_string(d) + " would exceed limits.max_tensor_mb (" +
                                                   std::to_string(limits_.max_tensor_bytes >> 20) + " MiB)");

@@ -7,8 +7,8 @@
 
 namespace loom::session {
 
-transform::NodeEvaluator make_node_evaluator(plugin_host::EpInstance& ep) {
-  return [&ep](const ir::Graph& graph, const ir::Node& node) -> Expected<std::vector<Tensor>> {
+transform::NodeEvaluator make_node_evaluator(plugin_host::EpInstance& ep, int64_t max_tensor_bytes) {
+  return [&ep, max_tensor_bytes](const ir::Graph& graph, const ir::Node& node) -> Expected<std::vector<Tensor>> {
     ir::Graph g;
     g.name = "folding of " + node.label();
     g.opsets = graph.opsets;
@@ -35,7 +35,10 @@ transform::NodeEvaluator make_node_evaluator(plugin_host::EpInstance& ep) {
     LOOM_ASSIGN_OR_RETURN(std::unique_ptr<exec::ExecutionPlan> plan, exec::build_plan(g, a, pin.eps));
     memory::MemoryArenas arenas;
     exec::RunResourcePool pool(*plan, pin.eps, arenas);
-    LOOM_ASSIGN_OR_RETURN(std::vector<exec::ValuePtr> produced, exec::execute(*plan, pin.eps, {}, plan->outputs, pool));
+    exec::ExecuteOptions options;
+    options.limits.max_tensor_bytes = max_tensor_bytes;
+    LOOM_ASSIGN_OR_RETURN(std::vector<exec::ValuePtr> produced,
+                          exec::execute(*plan, pin.eps, {}, plan->outputs, pool, options));
     // Map back to the node's output positions (unnamed outputs stay empty).
     // Only tensors can become initializers.
     std::vector<Tensor> out;

@@ -9,6 +9,8 @@
 namespace loom::session {
 
 // `ep` must use host memory and outlive the evaluator.
-transform::NodeEvaluator make_node_evaluator(plugin_host::EpInstance& ep);
+// `max_tensor_bytes` > 0 (config limits.max_tensor_mb) bounds what a folded
+// node may produce: a hostile model cannot make folding allocate more.
+transform::NodeEvaluator make_node_evaluator(plugin_host::EpInstance& ep, int64_t max_tensor_bytes = 0);
 
 }  // namespace loom::session

@@ -119,7 +119,7 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   ctx.model_name = model_name;
   for (plugin_host::EpInstance* ep : eps)
     if (ep->uses_host_memory() && ep->has_own_kernels()) {
-      ctx.evaluate = session::make_node_evaluator(*ep);
+      ctx.evaluate = session::make_node_evaluator(*ep, env->config().max_tensor_mb << 20);
       break;
     }
   partition::PartitionInputs gate_inputs;

@@ -55,6 +55,7 @@ class Tensor {
  public:
   Tensor() = default;
   // Zero-filled tensor; fails on negative dims or overflow.
+  // kOutOfMemory when the allocation fails.
   static Expected<Tensor> zeros(DType dtype, Dims dims);
   // Copies `bytes` (must be element_count * dtype_size bytes).
   static Expected<Tensor> from_bytes(DType dtype, Dims dims, const void* bytes, size_t size);
@@ -79,6 +80,7 @@ class Tensor {
   bool is_string() const { return dtype_ == DType::kString; }
 
  private:
+  static Expected<Tensor> zeros_unchecked(DType dtype, Dims dims);
   DType dtype_ = DType::kUndefined;
   Dims dims_;
   int64_t count_ = 0;
