@@ -41,9 +41,7 @@ struct RunLimits {
   Status check(size_t step, size_t total) const {
     const std::string where = " before step " + std::to_string(step + 1) + " of " + std::to_string(total);
     if (cancelled()) return Status(StatusCode::kCancelled, "run cancelled" + where);
-    if (timed_out())
-      return Status(StatusCode::kTimedOut, "run timed out after " + std::to_string(timeout_ms) +
-                                               " ms (limits.run_timeout_ms)" + where);
+    if (timed_out()) return Status(StatusCode::kTimedOut, timed_out_message() + where);
     return Status::ok();
   }
 
@@ -53,10 +51,13 @@ struct RunLimits {
     if (step_status || step_status.code() == StatusCode::kCancelled || step_status.code() == StatusCode::kTimedOut)
       return step_status;
     if (cancelled()) return Status(StatusCode::kCancelled, "run cancelled: " + step_status.message());
-    if (timed_out())
-      return Status(StatusCode::kTimedOut, "run timed out after " + std::to_string(timeout_ms) +
-                                               " ms (limits.run_timeout_ms): " + step_status.message());
+    if (timed_out()) return Status(StatusCode::kTimedOut, timed_out_message() + ": " + step_status.message());
     return step_status;
+  }
+
+ private:
+  std::string timed_out_message() const {
+    return "run timed out after " + std::to_string(timeout_ms) + " ms (limits.run_timeout_ms)";
   }
 };
 

@@ -12,6 +12,16 @@ namespace {
 
 using Scope = std::unordered_set<std::string>;
 
+// The subgraphs in a node's attributes (If branches, Loop / Scan bodies).
+std::vector<const ::onnx::GraphProto*> subgraphs_of(const ::onnx::NodeProto& n) {
+  std::vector<const ::onnx::GraphProto*> out;
+  for (const auto& a : n.attribute()) {
+    if (a.has_g()) out.push_back(&a.g());
+    for (const auto& sub : a.graphs()) out.push_back(&sub);
+  }
+  return out;
+}
+
 std::string node_label(const ::onnx::NodeProto& n, int index) {
   return (n.name().empty() ? "#" + std::to_string(index) : "'" + n.name() + "'") + " (" + n.op_type() + ")";
 }
@@ -37,10 +47,8 @@ Status check_graph(const ::onnx::GraphProto& g, std::vector<Scope>& scopes, int 
         return invalid_graph("node " + node_label(n, i) + " reads '" + in + "', which no input, initializer or node of " +
                              (depth == 0 ? "the graph" : "subgraph '" + g.name() + "' or its enclosing graphs") +
                              " defines");
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) LOOM_RETURN_IF_ERROR(check_graph(a.g(), scopes, depth + 1, max_depth));
-      for (const auto& sub : a.graphs()) LOOM_RETURN_IF_ERROR(check_graph(sub, scopes, depth + 1, max_depth));
-    }
+    for (const ::onnx::GraphProto* sub : subgraphs_of(n))
+      LOOM_RETURN_IF_ERROR(check_graph(*sub, scopes, depth + 1, max_depth));
   }
   scopes.pop_back();
   return Status::ok();
@@ -96,11 +104,8 @@ bool graph_crashes_onnx_inference(const ::onnx::GraphProto& g) {
   const auto ranks = declared_ranks(g);
   for (const auto& n : g.node()) {
     if (crashes_onnx_inference(n, ranks)) return true;
-    for (const auto& a : n.attribute()) {
-      if (a.has_g() && graph_crashes_onnx_inference(a.g())) return true;
-      for (const auto& sub : a.graphs())
-        if (graph_crashes_onnx_inference(sub)) return true;
-    }
+    for (const ::onnx::GraphProto* sub : subgraphs_of(n))
+      if (graph_crashes_onnx_inference(*sub)) return true;
   }
   return false;
 }
@@ -149,10 +154,7 @@ Status verify_graph(const ::onnx::GraphProto& g, const ::onnx::ISchemaRegistry& 
         }
       }
     }
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) LOOM_RETURN_IF_ERROR(verify_graph(a.g(), schemas, opsets));
-      for (const auto& sub : a.graphs()) LOOM_RETURN_IF_ERROR(verify_graph(sub, schemas, opsets));
-    }
+    for (const ::onnx::GraphProto* sub : subgraphs_of(n)) LOOM_RETURN_IF_ERROR(verify_graph(*sub, schemas, opsets));
   }
   return Status::ok();
 }
