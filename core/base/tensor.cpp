@@ -47,10 +47,12 @@ std::string dims_string(const Dims& dims) {
   return s + "]";
 }
 
-Status check_bool_values(const Tensor& t) {
-  if (t.dtype() != DType::kBool) return Status::ok();
-  const uint8_t* bytes = static_cast<const uint8_t*>(t.data());
-  for (int64_t i = 0; i < t.element_count(); ++i)
+Status check_bool_values(const Tensor& t) { return check_bool_values(t.dtype(), t.data(), t.element_count()); }
+
+Status check_bool_values(DType dtype, const void* data, int64_t count) {
+  if (dtype != DType::kBool) return Status::ok();
+  const uint8_t* bytes = static_cast<const uint8_t*>(data);
+  for (int64_t i = 0; i < count; ++i)
     if (bytes[i] > 1)
       return invalid_argument("bool element " + std::to_string(i) + " holds byte value " + std::to_string(bytes[i]) +
                               " (bools must be 0 or 1)");

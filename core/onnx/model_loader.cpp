@@ -19,6 +19,7 @@
 
 #include "base/logging.h"
 #include "onnx/custom_op_check.h"
+#include "onnx/isolated_inference.h"
 #include "onnx/proto_structure.h"
 #include "onnx/tensor_proto.h"
 
@@ -181,18 +182,10 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
                                                       : ::onnx::OpSchemaRegistry::Instance();
   if (Status st = verify_onnx_nodes(model.graph(), *registry, opsets); !st) return st.with_context(source);
   // ONNX's inference fills value_info; failures only mean less is known.
-  if (!safe_for_onnx_inference(model.graph())) {
-    log::logger()->info("{}: ONNX's static shape inference is skipped (an op it crashes on, with an unranked input)",
-                        source);
-  } else {
-    try {
-      ::onnx::ShapeInferenceOptions inference{/*check_type=*/false, /*error_mode=*/0,
-                                              /*enable_data_propagation=*/true};
-      ::onnx::shape_inference::InferShapes(model, registry, inference);
-    } catch (const std::exception& e) {
-      log::logger()->debug("{}: shape inference stopped early: {}", source, e.what());
-    }
-  }
+  if (InferenceResult r = infer_shapes_isolated(model, options.schemas.get()); r.outcome != InferenceOutcome::kDone)
+    log::logger()->info("{}: ONNX's static shape inference {}; types come from Loom's own inference and the "
+                        "kernels at run time",
+                        source, r.detail);
 
   GraphConverter converter(model_dir, opsets, options, file_bytes);
   auto graph = converter.convert(*model.mutable_graph(), nullptr, 0);

@@ -1,5 +1,7 @@
 #include "onnx/op_schemas.h"
 
+#include "onnx/isolated_inference.h"
+
 #include <onnx/defs/shape_inference.h>
 
 #include <algorithm>
@@ -146,6 +148,11 @@ DType dtype_from_onnx_type_string(const std::string& s) {
     if (name == s) return d;
   return DType::kUndefined;
 }
+
+OpSchemas::OpSchemas() : server_(std::make_unique<InferenceServer>(this)) {}
+OpSchemas::~OpSchemas() = default;
+
+InferenceServer& OpSchemas::inference_server() const { return *server_; }
 
 Status OpSchemas::add(CustomOpSchema op) {
   const std::string what = "custom op " + op.qualified_name() + " (since " + std::to_string(op.since_version) + ")";

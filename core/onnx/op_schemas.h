@@ -50,8 +50,13 @@ struct CustomOpSchema {
   std::string qualified_name() const { return domain + "." + op_type; }
 };
 
+class InferenceServer;
+
 class OpSchemas final : public ::onnx::ISchemaRegistry {
  public:
+  OpSchemas();
+  ~OpSchemas() override;
+
   // Adds a custom op; refuses one that ONNX's schema rules reject or that
   // repeats (domain, op, since_version), naming the op.
   Status add(CustomOpSchema op);
@@ -68,6 +73,10 @@ class OpSchemas final : public ::onnx::ISchemaRegistry {
   // Ops of a custom domain ("A, B@2"), for messages.
   std::string describe_domain(const std::string& domain) const;
   bool empty() const { return ops_.empty(); }
+  // The process that runs ONNX's inference with these schemas
+  // (isolated_inference.h), started on the first request: add() every op
+  // before loading the first model.
+  InferenceServer& inference_server() const;
 
  private:
   struct Entry {
@@ -77,6 +86,7 @@ class OpSchemas final : public ::onnx::ISchemaRegistry {
   const Entry* entry(const std::string& op_type, int64_t opset, const std::string& domain) const;
   // (domain, op_type) -> versions, ascending since_version.
   std::map<std::pair<std::string, std::string>, std::vector<Entry>> ops_;
+  std::unique_ptr<InferenceServer> server_;
 };
 
 // The schema of `node` as `graph` sees it (its op_schemas, or ONNX's).

@@ -3,7 +3,6 @@
 #include "onnx/model_loader.h"
 
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -54,62 +53,6 @@ Status check_graph(const ::onnx::GraphProto& g, std::vector<Scope>& scopes, int 
   return Status::ok();
 }
 
-// Known ranks of the graph's values as the model declares them (inputs,
-// initializers, value_info); -1 for a declared value of unknown rank.
-std::unordered_map<std::string, int> declared_ranks(const ::onnx::GraphProto& g) {
-  std::unordered_map<std::string, int> ranks;
-  auto add = [&](const ::onnx::ValueInfoProto& v) {
-    const bool ranked = v.has_type() && v.type().has_tensor_type() && v.type().tensor_type().has_shape();
-    ranks[v.name()] = ranked ? v.type().tensor_type().shape().dim_size() : -1;
-  };
-  for (const auto& v : g.input()) add(v);
-  for (const auto& v : g.value_info()) add(v);
-  for (const auto& t : g.initializer()) ranks[t.name()] = t.dims_size();
-  return ranks;
-}
-
-// Nodes ONNX 1.12's inference functions crash on (found by fuzzing):
-// MaxUnpool with an input of unknown rank; convolutions whose data and
-// weight ranks disagree or are below 3 (their inference indexes one rank
-// by the other); convolutions and pools with zero or negative strides,
-// dilations or kernel sizes, or negative pads.
-bool crashes_onnx_inference(const ::onnx::NodeProto& n, const std::unordered_map<std::string, int>& ranks) {
-  auto rank_of = [&](int i) {
-    if (i >= n.input_size()) return -2;  // absent
-    auto it = ranks.find(n.input(i));
-    return it == ranks.end() ? -2 : it->second;  // -2: not declared (inferred later)
-  };
-  if (n.op_type() == "MaxUnpool")
-    for (int i = 0; i < n.input_size(); ++i)
-      if (rank_of(i) == -1) return true;
-  if (n.op_type() == "Conv" || n.op_type() == "ConvTranspose" || n.op_type() == "ConvInteger") {
-    const int x = rank_of(0), w = rank_of(1);
-    if ((x >= 0 && x < 3) || (w >= 0 && w < 3) || (x >= 0 && w >= 0 && x != w)) return true;
-  }
-  // The convolution / pooling inference divides by strides and dilations
-  // and sizes by kernel_shape and pads without checking them.
-  static const std::unordered_set<std::string> kConvPool = {"Conv",    "ConvInteger", "ConvTranspose", "QLinearConv",
-                                                            "AveragePool", "MaxPool", "LpPool",     "MaxUnpool"};
-  if (kConvPool.count(n.op_type()))
-    for (const auto& a : n.attribute()) {
-      const bool positive = a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape";
-      const bool non_negative = a.name() == "pads" || a.name() == "output_padding";
-      for (int64_t v : a.ints())
-        if ((positive && v <= 0) || (non_negative && v < 0)) return true;
-    }
-  return false;
-}
-
-bool graph_crashes_onnx_inference(const ::onnx::GraphProto& g) {
-  const auto ranks = declared_ranks(g);
-  for (const auto& n : g.node()) {
-    if (crashes_onnx_inference(n, ranks)) return true;
-    for (const ::onnx::GraphProto* sub : subgraphs_of(n))
-      if (graph_crashes_onnx_inference(*sub)) return true;
-  }
-  return false;
-}
-
 int64_t last_known_opset(const std::string& domain) {
   const auto& ranges = ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto it = ranges.find(domain);
@@ -138,11 +81,19 @@ Status verify_graph(const ::onnx::GraphProto& g, const ::onnx::ISchemaRegistry& 
     auto version = opsets.find(domain);
     // Past the last opset ONNX's registry knows (Loom runs newer ones) the
     // registry's schema is an older version's: only what every later
-    // version kept is checked -- required attributes present and attributes
-    // of the declared type (the inference functions dereference them).
+    // version kept is checked -- the required inputs and outputs, required
+    // attributes present and attributes of the declared type.
     if (is_onnx_domain(domain) && version != opsets.end() && version->second > last_known_opset(domain)) {
       const ::onnx::OpSchema* schema = schemas.GetSchema(n.op_type(), static_cast<int>(version->second), domain);
-      if (schema != nullptr) LOOM_RETURN_IF_ERROR(check_attributes(n, i, *schema));
+      if (schema != nullptr) {
+        // Later versions add optional inputs and outputs, never drop the
+        // required ones: Loom's kernels and passes rely on those.
+        if (n.input_size() < schema->min_input() || n.output_size() < schema->min_output())
+          return invalid_graph("node " + node_label(n, i) + " has " + std::to_string(n.input_size()) + " input(s) and " +
+                               std::to_string(n.output_size()) + " output(s); " + n.op_type() + " takes at least " +
+                               std::to_string(schema->min_input()) + " and " + std::to_string(schema->min_output()));
+        LOOM_RETURN_IF_ERROR(check_attributes(n, i, *schema));
+      }
     } else if (is_onnx_domain(domain) && version != opsets.end()) {
       const ::onnx::OpSchema* schema = schemas.GetSchema(n.op_type(), static_cast<int>(version->second), domain);
       if (schema != nullptr) {
@@ -160,8 +111,6 @@ Status verify_graph(const ::onnx::GraphProto& g, const ::onnx::ISchemaRegistry& 
 }
 
 }  // namespace
-
-bool safe_for_onnx_inference(const ::onnx::GraphProto& graph) { return !graph_crashes_onnx_inference(graph); }
 
 Status verify_onnx_nodes(const ::onnx::GraphProto& graph, const ::onnx::ISchemaRegistry& schemas,
                          const std::map<std::string, int64_t>& opsets) {

@@ -1,7 +1,9 @@
 // Structure checks on a ModelProto's graph before anything reads it deeply:
-// ONNX's own shape inference assumes what a well-formed graph guarantees
-// (it crashes on a node reading a value nothing defines), so hostile models
-// are refused here first, naming the node and value.
+// a model reading values nothing defines, or whose nodes do not match their
+// op's schema, is refused here with a message naming the node and value
+// (rather than left to fail somewhere obscure later). ONNX's own inference,
+// which assumes a well-formed graph, runs in a child process anyway
+// (isolated_inference.h).
 #pragma once
 
 #include <onnx/defs/schema.h>
@@ -20,21 +22,13 @@ namespace loom::onnxio {
 Status check_value_definitions(const ::onnx::GraphProto& graph, int max_depth);
 
 // Every node of an ONNX domain whose op `schemas` knows at the model's
-// opset (`opsets`: domain -> version, "" for ONNX; models at an opset newer
-// than ONNX's registry knows are not verified) passes the op schema's
+// opset (`opsets`: domain -> version, "" for ONNX) passes the op schema's
 // own verification (ONNX's checker: input/output counts, required,
-// unknown and mistyped attributes) -- ONNX's inference functions assume it.
+// unknown and mistyped attributes). At opsets newer than ONNX's registry
+// knows, only what later versions keep is checked against the latest
+// schema: the minimum input and output counts and the required and typed
+// attributes.
 // Nodes of custom-op domains are left to the custom-op checks.
-// False when ONNX 1.12's static inference is known to crash on the model
-// (found by fuzzing; fuzz/regressions/model_loader): MaxUnpool with an
-// input of unknown rank, convolutions whose declared data and weight ranks
-// disagree or are below 3, convolutions and pools with non-positive
-// strides, dilations or kernel sizes or negative pads -- in the graph or a
-// subgraph. Such models skip
-// ONNX's inference and are typed at run time (and refused by the kernels
-// if really malformed).
-bool safe_for_onnx_inference(const ::onnx::GraphProto& graph);
-
 Status verify_onnx_nodes(const ::onnx::GraphProto& graph, const ::onnx::ISchemaRegistry& schemas,
                          const std::map<std::string, int64_t>& opsets);
 

@@ -108,6 +108,7 @@ Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
     if (slot_it == plan.inputs.end()) return invalid_argument(context + ": unknown input '" + in.name + "'");
     if (in.is_host) {
       LOOM_RETURN_IF_ERROR(s.check_tensor_input(in.name, in.host.dtype(), in.host.dims()));
+      LOOM_RETURN_IF_ERROR(check_bool_values(in.host).with_context(context + ": input '" + in.name + "'"));
       owned.push_back(plugin_host::from_public(Value(in.host)));
       feeds[in.name] = owned.back().get();
       continue;
@@ -116,7 +117,12 @@ Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
     LOOM_RETURN_IF_ERROR(s.check_tensor_input(in.name, in.device.dtype, in.device.dims));
     owned.push_back(plugin_host::tensor_view_value(in.device.dtype, in.device.dims, in.device.data, memory));
     const LOOM_Value* device_view = owned.back().get();
+    // Bool bytes are checked wherever the host can read them: in host
+    // memory and in the host copy staged for host readers. Kernels of a
+    // device reading its own memory are the device's to guard.
     if (plugin_host::same_memory(*memory, plugin_host::host_memory())) {
+      LOOM_RETURN_IF_ERROR(check_bool_values(in.device.dtype, in.device.data, in.device.byte_size())
+                               .with_context(context + ": input '" + in.name + "'"));
       feeds[in.name] = device_view;
     } else {
       // Copies into this memory read the caller's buffer in place; any other
@@ -134,6 +140,7 @@ Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
       }
       if (host_readers) {
         LOOM_ASSIGN_OR_RETURN(Tensor host, copy_to_host(in.device));
+        LOOM_RETURN_IF_ERROR(check_bool_values(host).with_context(context + ": input '" + in.name + "'"));
         staged.push_back(host);
         owned.push_back(plugin_host::from_public(Value(host)));
         feeds[in.name] = owned.back().get();

@@ -6,22 +6,17 @@
 // where there was none, a dim value where there was a symbol or nothing.
 // Then Loom's symbolic propagation (symbolic_shapes.h) names the dims ONNX
 // leaves anonymous. Types never become less precise, so the pass converges.
-#include <onnx/shape_inference/implementation.h>
-
 #include "base/logging.h"
 #include "onnx/model_loader.h"
 #include "onnx/model_saver.h"
 #include "onnx/op_schemas.h"
-#include "onnx/proto_structure.h"
+#include "onnx/isolated_inference.h"
 #include "transform/pass.h"
 #include "transform/symbolic_shapes.h"
 #include "transform/type_precision.h"
 
 namespace loom::transform {
 namespace {
-
-// Initializers at least this big are given to inference by type only.
-constexpr size_t kInferenceDataThreshold = 4096;
 
 class ShapeInference : public Pass {
  public:
@@ -31,18 +26,14 @@ class ShapeInference : public Pass {
   Status run(ir::Graph& graph, PassContext& ctx, bool* changed) override {
     if (ctx.graph_version == inferred_version_) return Status::ok();
     inferred_version_ = ctx.graph_version;
-    auto model = onnxio::model_proto_for_inference(graph, kInferenceDataThreshold);
+    auto model = onnxio::model_proto_for_inference(graph, onnxio::kInferenceDataThreshold);
     if (!model) {
       log::logger()->debug("{}: shape inference skipped: {}", ctx.model_name, model.status().message());
       return Status::ok();
     }
-    if (!onnxio::safe_for_onnx_inference(model->graph())) return Status::ok();
-    try {
-      ::onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true};
-      ::onnx::shape_inference::InferShapes(*model, onnxio::schema_registry_of(graph), options);
-    } catch (const std::exception& e) {
-      log::logger()->debug("{}: shape inference stopped early: {}", ctx.model_name, e.what());
-    }
+    if (auto r = onnxio::infer_shapes_isolated(*model, graph.op_schemas.get());
+        r.outcome != onnxio::InferenceOutcome::kDone)
+      log::logger()->debug("{}: shape inference: {}", ctx.model_name, r.detail);
     int gained = 0;
     auto take = [&](const ::onnx::ValueInfoProto& vi) {
       if (!vi.has_type() || graph.is_initializer(vi.name())) return;

@@ -117,6 +117,13 @@ class Propagator {
       ++gained_;
     }
   }
+  // Input i of n, "" (an absent optional) past its last: nodes of opsets
+  // newer than ONNX's registry knows reach here unverified, with any arity.
+  static const std::string& input(const ir::Node& n, size_t i) {
+    static const std::string kAbsent;
+    return i < n.inputs.size() ? n.inputs[i] : kAbsent;
+  }
+
   DType dtype_of(const std::string& v) const {
     const ir::ValueType* t = type(v);
     return t ? t->dtype : DType::kUndefined;
@@ -131,7 +138,7 @@ class Propagator {
     const std::string& out = n.outputs[0];
     // Shape-valued int tensors.
     if (onnx && op == "Shape") {
-      if (auto s = shape(n.inputs[0])) {
+      if (auto s = shape(input(n, 0))) {
         int64_t r = static_cast<int64_t>(s->size());
         int64_t start = attr_i(n, "start", 0), end = attr_i(n, "end", r);
         if (start < 0) start += r;
@@ -143,9 +150,9 @@ class Propagator {
       }
       return;
     }
-    if (onnx && (op == "Gather") && value(n.inputs[0]) && attr_i(n, "axis", 0) == 0) {
-      auto idx = const_ints(n.inputs[1]);
-      const Shape src = *value(n.inputs[0]);
+    if (onnx && (op == "Gather") && value(input(n, 0)) && attr_i(n, "axis", 0) == 0) {
+      auto idx = const_ints(input(n, 1));
+      const Shape src = *value(input(n, 0));
       if (idx) {
         Shape picked;
         for (int64_t i : *idx) {
@@ -156,8 +163,8 @@ class Propagator {
         values_[out] = picked;
       }
     }
-    if (onnx && (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" || op == "Identity") && value(n.inputs[0]))
-      values_[out] = *value(n.inputs[0]);
+    if (onnx && (op == "Unsqueeze" || op == "Squeeze" || op == "Cast" || op == "Identity") && value(input(n, 0)))
+      values_[out] = *value(input(n, 0));
     if (onnx && op == "Concat" && attr_i(n, "axis", 0) == 0) {
       Shape all;
       bool ok = true;
@@ -178,8 +185,8 @@ class Propagator {
   void tensor_shape(const ir::Node& n) {
     const std::string& op = n.op_type;
     const std::string& out = n.outputs[0];
-    const DType dt = dtype_of(n.inputs[0]);
-    auto x = shape(n.inputs[0]);
+    const DType dt = dtype_of(input(n, 0));
+    auto x = shape(input(n, 0));
     if (kSameShape.count(op)) {
       if (!x) return;
       DType t = dt;
@@ -190,7 +197,7 @@ class Propagator {
     }
     if (kBroadcast.count(op)) {
       std::optional<Shape> acc;
-      DType t = op == "Where" ? dtype_of(n.inputs[1]) : dt;
+      DType t = op == "Where" ? dtype_of(input(n, 1)) : dt;
       for (const std::string& in : n.inputs) {
         auto s = shape(in);
         if (!s) return;
@@ -201,8 +208,8 @@ class Propagator {
       return;
     }
     if (op == "Reshape" && n.inputs.size() == 2 && x) {
-      auto target = value(n.inputs[1]);
-      auto raw = const_ints(n.inputs[1]);
+      auto target = value(input(n, 1));
+      auto raw = const_ints(input(n, 1));
       if (!target) return;
       Shape res;
       const bool allowzero = attr_i(n, "allowzero", 0) != 0;
@@ -232,7 +239,7 @@ class Propagator {
       return;
     }
     if (op == "Gather" && x) {
-      auto idx = shape(n.inputs[1]);
+      auto idx = shape(input(n, 1));
       if (!idx) return;
       int64_t axis = attr_i(n, "axis", 0);
       if (axis < 0) axis += static_cast<int64_t>(x->size());
@@ -244,18 +251,18 @@ class Propagator {
       return;
     }
     if (op == "Slice" && x && n.inputs.size() >= 3) {
-      auto starts = const_ints(n.inputs[1]);
-      auto ends = value(n.inputs[2]);
+      auto starts = const_ints(input(n, 1));
+      auto ends = value(input(n, 2));
       std::vector<int64_t> axes;
-      if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
-        auto a = const_ints(n.inputs[3]);
+      if (n.inputs.size() > 3 && !input(n, 3).empty()) {
+        auto a = const_ints(input(n, 3));
         if (!a) return;
         axes = *a;
       } else {
         for (size_t i = 0; starts && i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
       }
-      if (n.inputs.size() > 4 && !n.inputs[4].empty()) {
-        auto steps = const_ints(n.inputs[4]);
+      if (n.inputs.size() > 4 && !input(n, 4).empty()) {
+        auto steps = const_ints(input(n, 4));
         if (!steps) return;
         for (int64_t s : *steps)
           if (s != 1) return;
@@ -279,7 +286,7 @@ class Propagator {
       return;
     }
     if ((op == "MatMul" || op == "FusedMatMul") && x) {
-      auto w = shape(n.inputs[1]);
+      auto w = shape(input(n, 1));
       if (!w || x->empty() || w->empty() || op == "FusedMatMul") return;
       Shape a = *x, b = *w;
       const bool av = a.size() == 1, bv = b.size() == 1;
@@ -310,8 +317,8 @@ class Propagator {
       // Axes: attribute (before opset 18; ReduceSum from 13) or constant input.
       std::vector<int64_t> axes;
       if (const ir::Attribute* a = n.find_attribute("axes")) axes = a->ints;
-      else if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
-        auto c = const_ints(n.inputs[1]);
+      else if (n.inputs.size() > 1 && !input(n, 1).empty()) {
+        auto c = const_ints(input(n, 1));
         if (!c) return;
         axes = *c;
       }
@@ -332,7 +339,7 @@ class Propagator {
       return;
     }
     if (op == "Attention" && x && x->size() == 3) {
-      auto w = shape(n.inputs[1]);
+      auto w = shape(input(n, 1));
       const ir::Attribute* q = n.find_attribute("qkv_hidden_sizes");
       DimInfo hidden = unknown();
       if (q && q->ints.size() == 3) hidden = known(q->ints[2]);

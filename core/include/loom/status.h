@@ -67,7 +67,14 @@ class [[nodiscard]] Expected {
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
-  Status status() const { return has_value() ? Status() : std::get<Status>(v_); }
+  // OK when a value is held. On an lvalue, a reference into this Expected
+  // (so `const std::string& m = e.status().message();` stays valid while `e`
+  // lives); on a temporary, a copy.
+  const Status& status() const& {
+    static const Status kOk;
+    return has_value() ? kOk : std::get<Status>(v_);
+  }
+  Status status() && { return has_value() ? Status() : std::get<Status>(std::move(v_)); }
 
  private:
   std::variant<T, Status> v_;

@@ -50,6 +50,9 @@ class Tensor;
 // bytes are not bools, and kernels reading them as bool would be undefined
 // behaviour. The error names the first bad element.
 Status check_bool_values(const Tensor& t);
+// The same for `count` elements of type `dtype` at `data` (host memory;
+// for bools the element count is the byte count).
+Status check_bool_values(DType dtype, const void* data, int64_t count);
 
 class Tensor {
  public:

@@ -5,7 +5,9 @@
 // and the environment keeps working once the fault is spent or switched off.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/async_fault_plugin.h"
@@ -144,6 +146,105 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<FaultCase>& info) {
       return std::string(info.param.point) + (info.param.fused ? "_fused" : "_kernels") + "_call" + info.param.call;
     });
+
+// Parallel execution: independent branches on the device run at once, so a
+// fault meets other steps in flight. The run still fails as one, naming the
+// provider and a node; what the other branches made goes back; concurrent
+// runs of the same session that do not meet the fault are unaffected.
+std::string branches_model(int branches) {
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {4, 256});
+  for (int b = 0; b < branches; ++b) {
+    const std::string i = std::to_string(b);
+    m.node("Relu", {"x"}, {"r" + i}, "relu_branch" + i);
+    m.node("Mul", {"r" + i, "x"}, {"m" + i}, "mul_branch" + i);
+    m.node("Add", {"m" + i, "r" + i}, {"a" + i}, "add_branch" + i);
+    m.node("Relu", {"a" + i}, {"y" + i}, "out_branch" + i);
+    m.output("y" + i, ::onnx::TensorProto::FLOAT, {4, 256});
+  }
+  return m.bytes();
+}
+
+Config parallel_config() {
+  Config c;
+  c.execution_mode = ExecutionMode::kParallel;
+  c.inter_op_threads = 3;
+  return c;
+}
+
+constexpr int kBranches = 4;
+
+void expect_branch_outputs(const Expected<std::vector<Tensor>>& out, const Tensor& x) {
+  ASSERT_TRUE(out.has_value()) << out.status().message();
+  ASSERT_EQ(out->size(), static_cast<size_t>(kBranches));
+  for (const Tensor& y : *out) EXPECT_EQ(values_of(y), expected_chain_output(x));
+}
+
+TEST(FailingPluginParallelTest, FaultAmongParallelBranchesFailsTheRunAndReleasesEverything) {
+  for (const char* point : {"compute", "copy", "stream_synchronize"}) {
+    SCOPED_TRACE(point);
+    // From a call the first run reaches (a run may synchronise only once).
+    const std::string call = std::string(point) == "stream_synchronize" ? "1" : "3";
+    FaultEnv f({{"fail_at", point}, {"fail_call", call}}, parallel_config());
+    ASSERT_TRUE(f.ready());
+    const Tensor x = chain_input();
+    {
+      auto s = Session::create_from_bytes(f.env, branches_model(kBranches));
+      ASSERT_TRUE(s.has_value()) << s.status().message();
+      for (int attempt = 0; attempt < 3; ++attempt) {
+        auto failed = (*s)->run({{"x", x}});
+        ASSERT_FALSE(failed.has_value()) << "run succeeded despite a fault at " << point;
+        const std::string m = failed.status().message();
+        EXPECT_EQ(failed.status().code(), StatusCode::kFail) << m;
+        EXPECT_TRUE(contains(m, "injected fault at " + std::string(point))) << m;
+        EXPECT_TRUE(contains(m, "test_async")) << m;
+        if (std::string(point) != "stream_synchronize") {
+          EXPECT_TRUE(contains(m, "_branch") || contains(m, "'x'") || contains(m, "'y")) << "names a node: " << m;
+        }
+      }
+      f.hooks.disarm();
+      expect_branch_outputs((*s)->run({{"x", x}}), x);
+    }
+    EXPECT_EQ(live(f.hooks), f.baseline) << "the session released everything the plugin made";
+  }
+}
+
+TEST(FailingPluginParallelTest, OneFaultAmongConcurrentRunsFailsOnlyThatRun) {
+  for (const char* point : {"compute", "copy"}) {
+    SCOPED_TRACE(point);
+    FaultEnv f({{"fail_at", point}, {"fail_call", "40"}, {"fail_once", "1"}}, parallel_config());
+    ASSERT_TRUE(f.ready());
+    const Tensor x = chain_input();
+    {
+      auto s = Session::create_from_bytes(f.env, branches_model(kBranches));
+      ASSERT_TRUE(s.has_value()) << s.status().message();
+      constexpr int kThreads = 4, kRuns = 6;
+      std::atomic<int> failures{0}, wrong{0};
+      std::vector<std::string> messages(kThreads);
+      std::vector<std::thread> threads;
+      for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+          for (int r = 0; r < kRuns; ++r) {
+            auto out = (*s)->run({{"x", x}});
+            if (!out.has_value()) {
+              ++failures;
+              messages[t] = out.status().message();
+              continue;
+            }
+            for (const Tensor& y : *out)
+              if (values_of(y) != expected_chain_output(x)) ++wrong;
+          }
+        });
+      for (auto& t : threads) t.join();
+      EXPECT_EQ(failures.load(), 1) << "the one-shot fault fails exactly one run of " << kThreads * kRuns;
+      EXPECT_EQ(wrong.load(), 0) << "runs beside the failing one give correct results";
+      for (const std::string& m : messages)
+        if (!m.empty()) EXPECT_TRUE(contains(m, "injected fault at " + std::string(point))) << m;
+      expect_branch_outputs((*s)->run({{"x", x}}), x);
+    }
+    EXPECT_EQ(live(f.hooks), f.baseline);
+  }
+}
 
 }  // namespace
 }  // namespace loom

@@ -176,6 +176,48 @@ TEST_F(IoBindingTest, BadBindingsAreClearErrors) {
   EXPECT_NE(message(dtype).find("input 'x' must be float"), std::string::npos);
 }
 
+// Bytes other than 0/1 are not bools: refused wherever the host would read
+// them -- a host tensor, a view of host memory, a device buffer staged to the
+// host for a host kernel -- naming the input and the element.
+TEST_F(IoBindingTest, BoolInputsHoldingOtherBytesAreRefused) {
+  testing::ModelBuilder m;
+  m.input("b", ::onnx::TensorProto::BOOL, {4});
+  m.node("Not", {"b"}, {"y"}, "not");  // reference: a host kernel
+  m.output("y", ::onnx::TensorProto::BOOL, {4});
+  auto s = session(m.bytes());
+  ASSERT_TRUE(s);
+  std::vector<uint8_t> bad = {1, 0, 2, 1};
+  std::vector<uint8_t> good = {1, 0, 0, 1};
+  auto refused = [&](IoBinding& io) {
+    io.bind_output_to_memory("y", "cpu");
+    Status st = s->run(io);
+    ASSERT_FALSE(st);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("input 'b'"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("bool element 2 holds byte value 2"), std::string::npos) << st.message();
+  };
+  IoBinding host;
+  host.bind_input("b", Tensor::from_vector(DType::kBool, {4}, bad));
+  refused(host);
+  IoBinding view;
+  view.bind_input("b", DeviceTensor{DType::kBool, {4}, bad.data(), "cpu"});
+  refused(view);
+  auto device = s->allocate("test_async", DType::kBool, {4});
+  ASSERT_TRUE(device.has_value()) << device.status().message();
+  ASSERT_TRUE(s->copy_from_host(Tensor::from_vector(DType::kBool, {4}, bad), (*device)->tensor()));
+  IoBinding staged;
+  staged.bind_input("b", (*device)->tensor());
+  refused(staged);
+  // The session goes on with valid bools.
+  IoBinding fine;
+  fine.bind_input("b", DeviceTensor{DType::kBool, {4}, good.data(), "cpu"});
+  fine.bind_output_to_memory("y", "cpu");
+  Status st = s->run(fine);
+  ASSERT_TRUE(st) << st.message();
+  const uint8_t* y = static_cast<const uint8_t*>(fine.output("y")->tensor().data);
+  EXPECT_EQ(std::vector<uint8_t>(y, y + 4), (std::vector<uint8_t>{0, 1, 1, 0}));
+}
+
 TEST_F(IoBindingTest, OutputMadeOnTheHostCannotBeBoundToTheDevice) {
   testing::ModelBuilder m;
   m.input("x", ::onnx::TensorProto::FLOAT, {4, 8});

@@ -1,0 +1,81 @@
+// ONNX's static type and shape inference, run in a separate process.
+//
+// Why another process: Debian's ONNX 1.12 inference functions dereference
+// null types, divide by zero strides and index past short shapes on models
+// that parse and pass ONNX's own checker (fuzzing keeps finding new ones:
+// fuzz/RESULTS.md). No finite list of checks before the call foresees them
+// all, and a crash there would take the user's process down with it. In a
+// child process, a crash or a hang only means that less is known about the
+// model: the caller goes on without ONNX's inference, and kernels check
+// shapes at run time as they always do.
+//
+// The child is an inference server forked on first use (one per set of op
+// schemas, so custom ops' inference runs there too) that serves requests
+// until its parent closes the connection. A request is the model without
+// its large initializers (they go as typed graph inputs: inference reads
+// the data of small shape-like tensors only); the reply holds just the
+// inferred types (value_info and output types of the graph and of every
+// subgraph), merged into the caller's model. A server that crashed or hung
+// is replaced at the next request.
+#pragma once
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <sys/types.h>
+
+namespace loom::onnxio {
+
+class OpSchemas;
+
+enum class InferenceOutcome {
+  kDone,         // types merged into the model
+  kStopped,      // ONNX's inference threw (a model it considers invalid); what it inferred before is merged
+  kCrashed,      // the server died on this model; the model is unchanged
+  kTimedOut,     // no reply before the deadline: the server was killed; the model is unchanged
+  kUnavailable,  // no server could be started (socket or fork failed); the model is unchanged
+};
+
+struct InferenceResult {
+  InferenceOutcome outcome = InferenceOutcome::kDone;
+  std::string detail;  // what went wrong, for the log ("" when done)
+};
+
+constexpr int kShapeInferenceTimeoutMs = 20000;
+// Initializers larger than this (serialized bytes) go to the server by type.
+constexpr size_t kInferenceDataThreshold = 4096;
+
+// One server process running ONNX's InferShapes (types not checked, errors
+// not fatal, data propagation on) with `registry`. Requests are served one
+// at a time (thread-safe). The registry must outlive the server and not
+// change after the first request (the server has a copy of the process as
+// it was then).
+class InferenceServer {
+ public:
+  explicit InferenceServer(const ::onnx::ISchemaRegistry* registry);
+  ~InferenceServer();
+  InferenceServer(const InferenceServer&) = delete;
+  InferenceServer& operator=(const InferenceServer&) = delete;
+
+  InferenceResult infer(::onnx::ModelProto& model, int timeout_ms = kShapeInferenceTimeoutMs);
+
+ private:
+  bool start(std::string* why);
+  // Ends the server (killed when `kill_it`) and reaps it; returns how it ended.
+  std::string stop(bool kill_it);
+
+  const ::onnx::ISchemaRegistry* registry_;
+  std::mutex mutex_;
+  pid_t pid_ = -1;
+  int socket_ = -1;
+};
+
+// Infers `model` on the server of `schemas` (OpSchemas::inference_server),
+// or on a process-wide one with ONNX's schemas only when `schemas` is NULL.
+InferenceResult infer_shapes_isolated(::onnx::ModelProto& model, const OpSchemas* schemas,
+                                      int timeout_ms = kShapeInferenceTimeoutMs);
+
+}  // namespace loom::onnxio

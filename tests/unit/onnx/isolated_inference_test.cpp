@@ -1,0 +1,188 @@
+// ONNX's inference in a server process (onnx/isolated_inference.h): types
+// come back into the caller's model (graph, subgraphs, large initializers
+// sent by type only), and an inference that crashes or hangs costs the
+// server, not the caller, which goes on with the next model. Custom ops
+// whose inference crashes or sleeps stand in for ONNX's own faults, so the
+// test does not depend on which ONNX bugs a given ONNX version has.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/model_builder.h"
+#include "onnx/isolated_inference.h"
+#include "onnx/op_schemas.h"
+
+namespace loom::onnxio {
+namespace {
+
+const ::onnx::ValueInfoProto* value_info(const ::onnx::GraphProto& g, const std::string& name) {
+  for (const auto& v : g.value_info())
+    if (v.name() == name) return &v;
+  return nullptr;
+}
+
+std::vector<int64_t> dims_of(const ::onnx::ValueInfoProto& v) {
+  std::vector<int64_t> dims;
+  for (const auto& d : v.type().tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  return dims;
+}
+
+::onnx::ModelProto relu_transpose_model() {
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {2, 3});
+  m.node("Relu", {"x"}, {"r"}, "relu");
+  m.node("Transpose", {"r"}, {"y"}, "transpose");
+  m.output("y", ::onnx::TensorProto::FLOAT, {});
+  ::onnx::ModelProto model = m.proto();
+  model.mutable_graph()->mutable_output(0)->clear_type();
+  return model;
+}
+
+void expect_relu_transpose_inferred(const ::onnx::ModelProto& model) {
+  const auto* r = value_info(model.graph(), "r");
+  ASSERT_NE(r, nullptr) << "the intermediate got a type";
+  EXPECT_EQ(dims_of(*r), (std::vector<int64_t>{2, 3}));
+  ASSERT_TRUE(model.graph().output(0).has_type()) << "the output got a type";
+  EXPECT_EQ(dims_of(model.graph().output(0)), (std::vector<int64_t>{3, 2}));
+}
+
+TEST(IsolatedInferenceTest, InferredTypesComeBackIntoTheModel) {
+  ::onnx::ModelProto model = relu_transpose_model();
+  InferenceResult r = infer_shapes_isolated(model, nullptr);
+  EXPECT_EQ(r.outcome, InferenceOutcome::kDone) << r.detail;
+  expect_relu_transpose_inferred(model);
+}
+
+TEST(IsolatedInferenceTest, LargeInitializersGoByTypeAndStayInTheModel) {
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {2, 1024});
+  m.float_initializer("w", {1024, 8}, std::vector<float>(1024 * 8, 0.5f));  // 32 KiB: sent as a typed input
+  m.int64_initializer("shape", {2}, {4, 4});                               // small: sent with its data
+  m.node("MatMul", {"x", "w"}, {"y"}, "matmul");
+  m.node("Reshape", {"y", "shape"}, {"z"}, "reshape");
+  m.output("z", ::onnx::TensorProto::FLOAT, {});
+  ::onnx::ModelProto model = m.proto();
+  model.mutable_graph()->mutable_output(0)->clear_type();
+  const std::string before = model.graph().initializer(0).SerializeAsString();
+  InferenceResult r = infer_shapes_isolated(model, nullptr);
+  EXPECT_EQ(r.outcome, InferenceOutcome::kDone) << r.detail;
+  const auto* y = value_info(model.graph(), "y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(dims_of(*y), (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(dims_of(model.graph().output(0)), (std::vector<int64_t>{4, 4})) << "the small shape tensor's data was read";
+  ASSERT_EQ(model.graph().input_size(), 1) << "the stand-in input for w is gone again";
+  ASSERT_EQ(model.graph().initializer_size(), 2);
+  EXPECT_EQ(model.graph().initializer(0).SerializeAsString(), before) << "w is untouched";
+}
+
+TEST(IsolatedInferenceTest, SubgraphTypesComeBack) {
+  testing::ModelBuilder then_branch, else_branch;
+  for (auto* b : {&then_branch, &else_branch}) {
+    b->node(b == &then_branch ? "Relu" : "Neg", {"x"}, {"inner"}, "inner");
+    b->node("Transpose", {"inner"}, {"out"}, "transpose");
+    b->output("out", ::onnx::TensorProto::FLOAT, {});
+    b->proto().mutable_graph()->mutable_output(0)->clear_type();
+  }
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {2, 5});
+  m.input("c", ::onnx::TensorProto::BOOL, {});
+  m.node("If", {"c"}, {"y"}, "if");
+  ::onnx::NodeProto* node = m.proto().mutable_graph()->mutable_node(0);
+  for (auto [name, branch] : {std::pair{"then_branch", &then_branch}, std::pair{"else_branch", &else_branch}}) {
+    auto* a = node->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = branch->proto().graph();
+  }
+  m.output("y", ::onnx::TensorProto::FLOAT, {5, 2});
+  ::onnx::ModelProto model = m.proto();
+  InferenceResult r = infer_shapes_isolated(model, nullptr);
+  EXPECT_EQ(r.outcome, InferenceOutcome::kDone) << r.detail;
+  for (int b = 0; b < 2; ++b) {
+    const ::onnx::GraphProto& g = model.graph().node(0).attribute(b).g();
+    const auto* inner = value_info(g, "inner");
+    ASSERT_NE(inner, nullptr) << "branch " << b;
+    EXPECT_EQ(dims_of(*inner), (std::vector<int64_t>{2, 5}));
+  }
+}
+
+// Custom ops whose inference misbehaves in the server.
+std::shared_ptr<OpSchemas> misbehaving_schemas() {
+  auto schemas = std::make_shared<OpSchemas>();
+  auto op = [](const std::string& name, std::function<void()> act) {
+    CustomOpSchema s;
+    s.domain = "test.isolation";
+    s.op_type = name;
+    s.library = "isolated_inference_test";
+    s.min_inputs = s.max_inputs = s.min_outputs = s.max_outputs = 1;
+    s.infer = [act](const ir::Graph&, const ir::Node&, std::vector<ir::ValueType>*) {
+      act();
+      return Status::ok();
+    };
+    return s;
+  };
+  EXPECT_TRUE(schemas->add(op("Crash", [] { ::raise(SIGSEGV); })));
+  EXPECT_TRUE(schemas->add(op("Hang", [] { std::this_thread::sleep_for(std::chrono::seconds(30)); })));
+  return schemas;
+}
+
+::onnx::ModelProto custom_op_model(const std::string& op) {
+  testing::ModelBuilder m;
+  m.import_domain("test.isolation", 1);
+  m.input("x", ::onnx::TensorProto::FLOAT, {2, 3});
+  m.node(op, {"x"}, {"y"}, "custom");
+  m.proto().mutable_graph()->mutable_node(0)->set_domain("test.isolation");
+  m.output("y", ::onnx::TensorProto::FLOAT, {2, 3});
+  return m.proto();
+}
+
+TEST(IsolatedInferenceTest, ACrashCostsTheServerNotTheCaller) {
+  auto schemas = misbehaving_schemas();
+  ::onnx::ModelProto crashing = custom_op_model("Crash");
+  const std::string before = crashing.SerializeAsString();
+  InferenceResult r = infer_shapes_isolated(crashing, schemas.get());
+  EXPECT_EQ(r.outcome, InferenceOutcome::kCrashed) << r.detail;
+  EXPECT_NE(r.detail.find("Segmentation fault"), std::string::npos) << r.detail;
+  EXPECT_EQ(crashing.SerializeAsString(), before) << "the model is unchanged";
+  // A new server takes the next request.
+  ::onnx::ModelProto model = relu_transpose_model();
+  r = infer_shapes_isolated(model, schemas.get());
+  EXPECT_EQ(r.outcome, InferenceOutcome::kDone) << r.detail;
+  expect_relu_transpose_inferred(model);
+}
+
+TEST(IsolatedInferenceTest, AHangIsKilledAtTheDeadline) {
+  auto schemas = misbehaving_schemas();
+  ::onnx::ModelProto hanging = custom_op_model("Hang");
+  const auto start = std::chrono::steady_clock::now();
+  InferenceResult r = schemas->inference_server().infer(hanging, /*timeout_ms=*/300);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.outcome, InferenceOutcome::kTimedOut) << r.detail;
+  EXPECT_LT(waited, std::chrono::seconds(10)) << "the caller did not wait for the hung inference";
+  ::onnx::ModelProto model = relu_transpose_model();
+  r = infer_shapes_isolated(model, schemas.get());
+  EXPECT_EQ(r.outcome, InferenceOutcome::kDone) << r.detail;
+  expect_relu_transpose_inferred(model);
+}
+
+TEST(IsolatedInferenceTest, ConcurrentRequestsAllGetTheirTypes) {
+  auto schemas = std::make_shared<OpSchemas>();
+  std::vector<std::thread> threads;
+  std::atomic<int> done{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) {
+        ::onnx::ModelProto model = relu_transpose_model();
+        if (infer_shapes_isolated(model, schemas.get()).outcome == InferenceOutcome::kDone &&
+            value_info(model.graph(), "r") != nullptr)
+          ++done;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(done.load(), 20);
+}
+
+}  // namespace
+}  // namespace loom::onnxio
