@@ -10,15 +10,35 @@
 namespace loom::exec {
 namespace {
 
+// Shows the observer the watched values step `i` made.
+void show_outputs(const ExecutionPlan& plan, const RunState& run, size_t i, const ValueObserver& observer) {
+  for (SlotId slot : plan.steps[i].outputs) {
+    if (slot >= observer.watched.size() || !observer.watched[slot]) continue;
+    const LOOM_Value* v = run.value_of(slot);
+    if (v == nullptr || v->kind != LOOM_VALUE_TENSOR) continue;
+    if (v->tensor.memory != nullptr && !v->tensor.memory->host_accessible) continue;
+    auto value = plugin_host::to_public(*v);
+    if (value.has_value() && value->is_tensor()) observer.see(plan.slots[slot].name, value->tensor());
+  }
+}
+
+Status run_observed(const ExecutionPlan& plan, RunState& run, size_t i, const ValueObserver* observer,
+                    StepTiming* timing = nullptr) {
+  Status status = run.run_step(plan.steps[i], timing);
+  if (status && observer != nullptr) show_outputs(plan, run, i, *observer);
+  return status;
+}
+
 // Runs step `i`; at debug level, logs it with its (launch) time; when
-// profiling, records its spans.
-Status run_logged(const ExecutionPlan& plan, RunState& run, size_t i, StepProfiler* profile) {
+// profiling, records its spans; shows the observer what it made.
+Status run_logged(const ExecutionPlan& plan, RunState& run, size_t i, StepProfiler* profile,
+                  const ValueObserver* observer) {
   const bool debug = log::enabled(spdlog::level::debug);
-  if (!debug && profile == nullptr) return run.run_step(plan.steps[i]);
+  if (!debug && profile == nullptr) return run_observed(plan, run, i, observer);
   const auto start = std::chrono::steady_clock::now();
   StepTiming timing;
   if (profile != nullptr) profile->before(i);
-  Status status = run.run_step(plan.steps[i], profile != nullptr ? &timing : nullptr);
+  Status status = run_observed(plan, run, i, observer, profile != nullptr ? &timing : nullptr);
   if (profile != nullptr) {
     profile->after(i);
     profile->step_span(i, start, timing, status.is_ok());
@@ -32,10 +52,11 @@ Status run_logged(const ExecutionPlan& plan, RunState& run, size_t i, StepProfil
   return status;
 }
 
-Status run_in_order(const ExecutionPlan& plan, RunState& run, const RunLimits& limits, StepProfiler* profile) {
+Status run_in_order(const ExecutionPlan& plan, RunState& run, const RunLimits& limits, StepProfiler* profile,
+                    const ValueObserver* observer) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     LOOM_RETURN_IF_ERROR(limits.check(i, plan.steps.size()));
-    Status status = limits.explain(run_logged(plan, run, i, profile));
+    Status status = limits.explain(run_logged(plan, run, i, profile, observer));
     if (!status) return status;
   }
   return Status::ok();
@@ -48,13 +69,14 @@ Status run_in_order(const ExecutionPlan& plan, RunState& run, const RunLimits& l
 class ParallelRun {
  public:
   ParallelRun(const ExecutionPlan& plan, RunState& run, ThreadPool& pool, const RunLimits& limits,
-              const log::RunLogContext* log, StepProfiler* profile)
+              const log::RunLogContext* log, StepProfiler* profile, const ValueObserver* observer)
       : plan_(plan),
         run_(run),
         pool_(pool),
         limits_(limits),
         log_(log),
         profile_(profile),
+        observer_(observer),
         pending_(std::make_unique<std::atomic<int>[]>(plan.steps.size())),
         remaining_(plan.steps.size()) {
     for (size_t i = 0; i < plan.steps.size(); ++i) pending_[i].store(plan.step_graph.dependency_count[i]);
@@ -74,7 +96,7 @@ class ParallelRun {
     for (;;) {
       if (!failed_.load(std::memory_order_relaxed)) {
         Status st = limits_.check(step, plan_.steps.size());
-        if (st) st = limits_.explain(run_logged(plan_, run_, step, profile_));
+        if (st) st = limits_.explain(run_logged(plan_, run_, step, profile_, observer_));
         if (st) run_.finish_step(plan_.steps[step]);
         else record_failure(std::move(st));
       }
@@ -105,6 +127,7 @@ class ParallelRun {
   const RunLimits& limits_;
   const log::RunLogContext* log_;
   StepProfiler* profile_;
+  const ValueObserver* observer_;
   std::unique_ptr<std::atomic<int>[]> pending_;
   std::atomic<size_t> remaining_;
   std::atomic<bool> failed_{false};
@@ -142,8 +165,8 @@ Expected<std::vector<ValuePtr>> execute(const ExecutionPlan& plan, const std::ve
     std::optional<StepProfiler> steps_profile;
     if (options.profiler != nullptr) steps_profile.emplace(*options.profiler, options.run, plan, eps, *resources);
     StepProfiler* p = steps_profile ? &*steps_profile : nullptr;
-    status = parallel ? ParallelRun(plan, run, *options.inter_op, options.limits, options.log, p).run()
-                      : run_in_order(plan, run, options.limits, p);
+    status = parallel ? ParallelRun(plan, run, *options.inter_op, options.limits, options.log, p, options.observer).run()
+                      : run_in_order(plan, run, options.limits, p, options.observer);
     if (steps_profile) {
       (void)run.synchronize_streams();  // device times are read once the streams are idle
       steps_profile->finish();

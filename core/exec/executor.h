@@ -47,6 +47,16 @@ struct RunBindings {
   std::map<SlotId, Output> outputs;
 };
 
+// Sees values as the run makes them (Session's RunOptions::observe):
+// `see` is called for each slot with watched[slot] set, right after the
+// step that makes it succeeds, on the thread that ran that step. Host-memory
+// tensors only; the tensor may share the run's storage and is valid during
+// the call only.
+struct ValueObserver {
+  std::vector<char> watched;  // by SlotId
+  std::function<void(const std::string& name, const Tensor& value)> see;
+};
+
 struct ExecuteOptions {
   // Cancel flag and deadline: the run stops before its next step (and
   // subgraph runs before theirs) with kCancelled / kTimedOut.
@@ -67,6 +77,7 @@ struct ExecuteOptions {
   // number `run`.
   profile::Profiler* profiler = nullptr;
   int run = 0;
+  const ValueObserver* observer = nullptr;
 };
 
 using ValuePtr = std::unique_ptr<LOOM_Value>;

@@ -220,7 +220,7 @@ class Partitioner {
       // node did not go to the provider they preferred.
       std::string reason = g.reason;
       for (const std::string& said : said_[n->id]) reason += "; " + said;
-      out_.report.nodes.push_back({n->name, n->op_type, n->domain, ep, reason});
+      out_.report.nodes.push_back({n->name, n->op_type, n->domain, ep, reason, n->inputs, n->outputs});
       auto& s = per_ep[g.ep];
       s.provider = ep;
       ++s.node_count;

@@ -281,6 +281,50 @@ std::vector<MemoryStats> Session::memory_stats() const {
   return out;
 }
 
+namespace {
+// Values a run computes in the top-level graph (copies between memories
+// are named "<value>@<memory>" and are not the model's values).
+bool observable(const exec::Slot& slot) {
+  return (slot.kind == exec::SlotKind::kIntermediate || slot.kind == exec::SlotKind::kGraphOutput) &&
+         slot.name.find('@') == std::string::npos;
+}
+}  // namespace
+
+std::vector<ValueInfo> Session::observable_values() const {
+  std::vector<ValueInfo> out;
+  for (const exec::Slot& slot : impl_->plan->slots) {
+    if (!observable(slot)) continue;
+    ValueInfo vi;
+    vi.name = slot.name;
+    vi.kind = slot.type.kind;
+    vi.dtype = slot.type.dtype;
+    vi.has_shape = slot.type.has_shape;
+    vi.shape = slot.type.dims;
+    out.push_back(std::move(vi));
+  }
+  return out;
+}
+
+Expected<std::unique_ptr<exec::ValueObserver>> Session::Impl::value_observer(const RunOptions& options) const {
+  if (!options.observe || options.observed_values.empty()) return std::unique_ptr<exec::ValueObserver>();
+  auto observer = std::make_unique<exec::ValueObserver>();
+  observer->watched.assign(plan->slots.size(), 0);
+  observer->see = options.observe;
+  std::map<std::string, exec::SlotId> by_name;
+  for (size_t s = 0; s < plan->slots.size(); ++s)
+    if (observable(plan->slots[s])) by_name[plan->slots[s].name] = static_cast<exec::SlotId>(s);
+  for (const std::string& name : options.observed_values) {
+    auto it = by_name.find(name);
+    if (it == by_name.end())
+      return invalid_argument(model_name + ": cannot observe '" + name +
+                              "': the session's plan computes no such value (an input or initializer, a value "
+                              "removed or renamed by optimization, or inside a fused partition; see "
+                              "Session::observable_values)");
+    observer->watched[it->second] = 1;
+  }
+  return observer;
+}
+
 exec::RunLimits Session::Impl::run_limits(const RunOptions& options) const {
   const Config& c = env->config();
   return exec::RunLimits::make(options.cancel ? options.cancel->flag() : nullptr, c.run_timeout_ms,
@@ -392,6 +436,8 @@ Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Val
   execute_options.log = run_log ? &*run_log : nullptr;
   execute_options.limits = impl_->run_limits(run_options);
   execute_options.inter_op = impl_->inter_op.get();
+  LOOM_ASSIGN_OR_RETURN(std::unique_ptr<exec::ValueObserver> observer, impl_->value_observer(run_options));
+  execute_options.observer = observer.get();
   // Dynamic shapes: the first sequential run with these input shapes
   // records what its unplanned intermediates take; later ones reuse the
   // memory pattern planned from that.

@@ -92,6 +92,9 @@ struct Session::Impl {
   Expected<std::optional<log::RunLogContext>> run_log(const RunOptions& options) const;
   // The run's cancel flag and the config's run limits (deadline from now).
   exec::RunLimits run_limits(const RunOptions& options) const;
+  // The executor's observer for RunOptions::observe (NULL when none is
+  // asked for); unknown value names are an error naming them.
+  Expected<std::unique_ptr<exec::ValueObserver>> value_observer(const RunOptions& options) const;
   // A tensor given for input `name` has the declared dtype and shape.
   Status check_tensor_input(const std::string& name, DType dtype, const Dims& dims) const;
   // The input shapes as a cache key; false when an input is not a tensor.

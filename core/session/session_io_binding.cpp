@@ -187,6 +187,8 @@ Status Session::run(IoBinding& binding, const RunOptions& run_options) const {
   options.log = run_log ? &*run_log : nullptr;
   options.limits = s.run_limits(run_options);
   options.inter_op = s.inter_op.get();
+  LOOM_ASSIGN_OR_RETURN(std::unique_ptr<exec::ValueObserver> observer, s.value_observer(run_options));
+  options.observer = observer.get();
   options.bindings = &bound;
   auto result = exec::execute(plan, s.eps, feeds, {}, *s.resources, options);
   if (!result) return result.status().with_context(context);

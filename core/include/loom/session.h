@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <map>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ struct PlacementReport {
     std::string domain;
     std::string provider;
     std::string reason;
+    std::vector<std::string> inputs, outputs;  // value names ("" for an omitted optional input)
   };
   struct ProviderSummary {
     std::string provider;
@@ -88,6 +90,18 @@ struct RunOptions {
   // The log level for this run only ("trace" ... "off"; empty: the
   // environment's). At "debug" the executor logs every step with its time.
   std::string log_level;
+  // Watching values as the run makes them (calibration, debugging):
+  // `observe` is called with each tensor named in `observed_values` right
+  // after the step that makes it, on the thread that ran the step (so it
+  // must be thread-safe under parallel execution). The tensor may share the
+  // run's storage: copy what you keep past the call. Only tensors in host
+  // memory of the top-level graph are seen; nodes fused by optimization or
+  // compiled into one partition make no intermediate values, so use
+  // optimization level "disabled" and a kernel EP such as "reference" to
+  // see every value of the model. Naming a value the session's plan does
+  // not have is an error (Session::observable_values lists them).
+  std::vector<std::string> observed_values;
+  std::function<void(const std::string& name, const Tensor& value)> observe;
 };
 
 struct SessionOptions {
@@ -118,6 +132,10 @@ class Session {
 
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
+  // The values a run can show RunOptions::observe: every value of the
+  // top-level graph the plan computes (not inputs or initializers), in plan
+  // order, with its static type.
+  std::vector<ValueInfo> observable_values() const;
 
   // Runs the model. `inputs` maps graph input names to values; every required
   // input must be given with a matching dtype and rank. `output_names` empty

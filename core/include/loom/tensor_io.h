@@ -1,5 +1,6 @@
 // Reading and writing tensors as serialized ONNX TensorProto (.pb) files, the
-// format of the ONNX backend test data and of `loom run --save-outputs`.
+// format of the ONNX backend test data and of `loom run --save-outputs`, and
+// as NumPy .npy files.
 #pragma once
 
 #include <string>
@@ -27,5 +28,12 @@ Status write_tensor_pb(const Tensor& tensor, const std::string& name, const std:
 // kUndefined, and callers fill it from the model's declaration.
 Expected<Value> read_value_pb(const std::string& path, ValueKind kind);
 Status write_value_pb(const Value& value, ValueKind kind, const std::string& name, const std::string& path);
+
+// NumPy .npy (format 1.0-3.0, C order, little-endian or single-byte types:
+// float16/32/64, int8-64, uint8-64, bool). Fortran order, big-endian,
+// structured and object arrays are refused naming the file; so is a data
+// size that does not match the header's shape.
+Expected<Tensor> read_tensor_npy(const std::string& path);
+Status write_tensor_npy(const Tensor& tensor, const std::string& path);
 
 }  // namespace loom
