@@ -25,5 +25,6 @@ Command bench_command();
 Command optimize_command();
 Command plan_command();
 Command profile_command();
+Command calibrate_command();
 
 }  // namespace loom::tools

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <vector>
 
+#include "common/xml_escape.h"
+
 namespace loom::tools::profile {
 namespace {
 
@@ -24,24 +26,6 @@ constexpr double kCharWidth = 6.1;  // 10px sans-serif, a generous average
 
 const char* const kPalette[] = {"#4e79a7", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
                                 "#ff9da7", "#9c755f", "#86bcb6", "#d37295", "#a0cbe8", "#8cd17d"};
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // Control characters are not allowed in XML 1.0 text.
-        if (c < 0x20 && c != '\n' && c != '\t') out += ' ';
-        else out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
 
 std::string num(double v, int digits = 2) {
   char buf[64];
