@@ -26,5 +26,6 @@ Command optimize_command();
 Command plan_command();
 Command profile_command();
 Command calibrate_command();
+Command quantize_command();
 
 }  // namespace loom::tools
