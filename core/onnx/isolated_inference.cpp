@@ -183,6 +183,13 @@ std::string infer_reply(const std::string& request, const ::onnx::ISchemaRegistr
 // handlers or leak checks of what is the parent's copy.
 [[noreturn]] void serve(int fd, const ::onnx::ISchemaRegistry* registry) {
   end_quietly_on_faults();
+  // The server holds nothing of its parent's but its socket: a listening
+  // socket or a file the application closes must not stay open here.
+  if (fd != 3) {
+    ::dup2(fd, 3);
+    fd = 3;
+  }
+  ::close_range(4, ~0u, 0);
   for (;;) {
     uint64_t size = 0;
     if (receive_all(fd, &size, sizeof size, nullptr) != Received::kOk) ::_exit(0);

@@ -11,12 +11,13 @@
 //
 // The child is an inference server forked on first use (one per set of op
 // schemas, so custom ops' inference runs there too) that serves requests
-// until its parent closes the connection. A request is the model without
-// its large initializers (they go as typed graph inputs: inference reads
-// the data of small shape-like tensors only); the reply holds just the
-// inferred types (value_info and output types of the graph and of every
-// subgraph), merged into the caller's model. A server that crashed or hung
-// is replaced at the next request.
+// until its parent closes the connection; of the file descriptors it
+// inherits it keeps only its socket and the standard streams. A request is
+// the model without its large initializers (they go as typed graph inputs:
+// inference reads the data of small shape-like tensors only); the reply
+// holds just the inferred types (value_info and output types of the graph
+// and of every subgraph), merged into the caller's model. A server that
+// crashed or hung is replaced at the next request.
 #pragma once
 
 #include <onnx/defs/schema.h>

@@ -5,7 +5,9 @@
 // whose inference crashes or sleeps stand in for ONNX's own faults, so the
 // test does not depend on which ONNX bugs a given ONNX version has.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -165,6 +167,22 @@ TEST(IsolatedInferenceTest, AHangIsKilledAtTheDeadline) {
   r = infer_shapes_isolated(model, schemas.get());
   EXPECT_EQ(r.outcome, InferenceOutcome::kDone) << r.detail;
   expect_relu_transpose_inferred(model);
+}
+
+// A pipe whose write end the application closes must read end-of-file: the
+// server, forked while it was open, must not keep a copy.
+TEST(IsolatedInferenceTest, TheServerKeepsNoneOfTheParentsFiles) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  auto schemas = std::make_shared<OpSchemas>();
+  ::onnx::ModelProto model = relu_transpose_model();
+  ASSERT_EQ(infer_shapes_isolated(model, schemas.get()).outcome, InferenceOutcome::kDone);
+  ::close(fds[1]);
+  pollfd p{fds[0], POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 5000), 1) << "the write end is still open somewhere";
+  char c;
+  EXPECT_EQ(::read(fds[0], &c, 1), 0) << "end of file";
+  ::close(fds[0]);
 }
 
 TEST(IsolatedInferenceTest, ConcurrentRequestsAllGetTheirTypes) {
