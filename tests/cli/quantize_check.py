@@ -24,6 +24,9 @@ per tensor and per channel, and checks each QDQ model:
   5 % of the output range), per channel no worse than 1.5x per tensor;
 - errors: --per-channel on an opset-11 model is refused naming the opset;
   a node whose input has no range is left in float and reported;
+- `loom compare` of the quantized against the float model on 6 held-out
+  samples reports the max / mean abs error, SNR and top-1 agreement numpy
+  computes from the two models' outputs;
 - with --ort-dir (a folder whose node_modules holds onnxruntime-node) and
   --node: ONNX Runtime loads both QDQ models (graph optimization "all", so
   it fuses them into its int8 kernels) and its outputs agree with Loom's
@@ -168,6 +171,32 @@ def run_ort(node, ort_dir, model, x_pb, work):
     return np.array(json.loads(p.stdout), dtype=np.float32)
 
 
+def check_compare(l, qmodel, model, rng, work, per_channel):
+    """`loom compare` reports what numpy computes from the two models' outputs."""
+    held = os.path.join(work, "held_out")
+    if not os.path.isdir(held):
+        os.makedirs(held)
+        for i in range(6):
+            np.save(os.path.join(held, "%02d.npy" % i), rng.standard_normal((1, 3, 8, 8)).astype(np.float32))
+    got, ref = [], []
+    for f in sorted(os.listdir(held)):
+        x = np.load(os.path.join(held, f))
+        got.append(run_model(l, qmodel, x, work, "cmp_q").ravel())
+        ref.append(run_model(l, model, x, work, "cmp_f").ravel())
+    got, ref = np.array(got, dtype=np.float64), np.array(ref, dtype=np.float64)
+    p = loom(l, "compare", "--model", qmodel, "--reference", model, "--data", held, "--json", "--providers", "reference")
+    report = json.loads(p.stdout)["outputs"][0]
+    want_max = float(np.abs(got - ref).max())
+    want_mean = float(np.abs(got - ref).mean())
+    want_snr = 10 * np.log10((ref ** 2).sum() / ((got - ref) ** 2).sum())
+    want_top1 = float((got.argmax(axis=1) == ref.argmax(axis=1)).mean())
+    if not (abs(report["max_abs_error"] - want_max) <= 1e-5 * max(1, want_max) and
+            abs(report["mean_abs_error"] - want_mean) <= 1e-5 * max(1, want_mean) and
+            abs(report["snr_db"] - want_snr) < 1e-3 and abs(report["top1_agreement"] - want_top1) < 1e-9):
+        fail("loom compare (%s) reports %s; numpy says max %g mean %g snr %g top1 %g" %
+             ("per channel" if per_channel else "per tensor", report, want_max, want_mean, want_snr, want_top1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--loom", required=True)
@@ -211,6 +240,7 @@ def main():
             print("%s: ONNX Runtime loads and runs it; max difference to Loom %.4g (grid step %.4g)" % (out, diff, step))
         if errors[per_channel] > 0.05 * span:
             fail("%s: max abs error %g against the float model (output range %g)" % (out, errors[per_channel], span))
+        check_compare(a.loom, out, model, rng, a.work, per_channel)
     if errors[True] > 1.5 * errors[False] + 1e-6:
         fail("per-channel error %g worse than per-tensor %g" % (errors[True], errors[False]))
 

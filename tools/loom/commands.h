@@ -27,5 +27,6 @@ Command plan_command();
 Command profile_command();
 Command calibrate_command();
 Command quantize_command();
+Command compare_command();
 
 }  // namespace loom::tools
