@@ -241,9 +241,4 @@ const ::onnx::OpSchema* schema_of(const ir::Graph& graph, const ir::Node& node) 
   return ::onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(node.opset), node.domain);
 }
 
-::onnx::ISchemaRegistry* schema_registry_of(const ir::Graph& graph) {
-  if (graph.op_schemas) return graph.op_schemas.get();
-  return ::onnx::OpSchemaRegistry::Instance();
-}
-
 }  // namespace loom::onnxio

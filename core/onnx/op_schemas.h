@@ -91,8 +91,6 @@ class OpSchemas final : public ::onnx::ISchemaRegistry {
 
 // The schema of `node` as `graph` sees it (its op_schemas, or ONNX's).
 const ::onnx::OpSchema* schema_of(const ir::Graph& graph, const ir::Node& node);
-// The registry ONNX's shape inference should use for `graph`.
-::onnx::ISchemaRegistry* schema_registry_of(const ir::Graph& graph);
 
 // ONNX's type string ("tensor(float)") for a LOOM_DTYPE_* value, and back
 // (kUndefined / "" when there is none).

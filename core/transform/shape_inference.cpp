@@ -7,10 +7,9 @@
 // Then Loom's symbolic propagation (symbolic_shapes.h) names the dims ONNX
 // leaves anonymous. Types never become less precise, so the pass converges.
 #include "base/logging.h"
+#include "onnx/isolated_inference.h"
 #include "onnx/model_loader.h"
 #include "onnx/model_saver.h"
-#include "onnx/op_schemas.h"
-#include "onnx/isolated_inference.h"
 #include "transform/pass.h"
 #include "transform/symbolic_shapes.h"
 #include "transform/type_precision.h"

@@ -36,16 +36,6 @@ struct BenchRequest {
   bool json = false;
 };
 
-Expected<int> parse_count(const ParsedArgs& args, const std::string& flag, int fallback, int minimum) {
-  auto text = args.value(flag);
-  if (!text) return fallback;
-  LOOM_ASSIGN_OR_RETURN(int64_t v, parse_int(*text, "--" + flag));
-  if (v < minimum || v > 1000000)
-    return invalid_argument("--" + flag + ": expected an integer from " + std::to_string(minimum) + " to 1000000, got " +
-                            *text);
-  return static_cast<int>(v);
-}
-
 // Syntax checks only: anything wrong here is a usage error (exit 2).
 Expected<BenchRequest> parse_request(const ParsedArgs& args) {
   BenchRequest r;

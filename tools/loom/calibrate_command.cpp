@@ -84,17 +84,10 @@ Expected<CalibrateRequest> parse_request(const ParsedArgs& args) {
   if (auto v = args.value("op-types")) r.op_types = split_list(*v);
   r.out = args.value("out").value_or(fs::path(r.model).stem().string() + ".ranges.json");
   r.histograms = args.value("histograms").value_or(fs::path(r.out).replace_extension(".svg").string());
-  if (auto v = args.value("top")) {
-    LOOM_ASSIGN_OR_RETURN(int64_t n, parse_int(*v, "--top"));
-    if (n < 1 || n > 1000) return invalid_argument("--top: expected 1 to 1000, got " + *v);
-    r.top = static_cast<size_t>(n);
-  }
+  LOOM_ASSIGN_OR_RETURN(const int top, parse_count(args, "top", static_cast<int>(r.top), 1, 1000));
+  r.top = static_cast<size_t>(top);
   if (auto v = args.value("providers")) r.providers = split_list(*v);
-  if (auto v = args.value("threads")) {
-    LOOM_ASSIGN_OR_RETURN(int64_t n, parse_int(*v, "--threads"));
-    if (n < 0 || n > 4096) return invalid_argument("--threads: expected 0 to 4096, got " + *v);
-    r.threads = static_cast<int>(n);
-  }
+  LOOM_ASSIGN_OR_RETURN(r.threads, parse_count(args, "threads", 0, 0, 4096));
   r.quiet = args.has("quiet");
   return r;
 }

@@ -17,6 +17,16 @@ Expected<int64_t> parse_int(const std::string& text, const std::string& what) {
   return v;
 }
 
+Expected<int> parse_count(const ParsedArgs& args, const std::string& flag, int fallback, int minimum, int maximum) {
+  auto text = args.value(flag);
+  if (!text) return fallback;
+  LOOM_ASSIGN_OR_RETURN(int64_t v, parse_int(*text, "--" + flag));
+  if (v < minimum || v > maximum)
+    return invalid_argument("--" + flag + ": expected an integer from " + std::to_string(minimum) + " to " +
+                            std::to_string(maximum) + ", got " + *text);
+  return static_cast<int>(v);
+}
+
 Expected<std::pair<std::string, std::string>> split_assignment(const std::string& text, const std::string& flag,
                                                                const std::string& shape) {
   const auto eq = text.find('=');

@@ -24,6 +24,11 @@ struct FeedRequest {
 // "123" -> 123; `what` names the flag in the error.
 Expected<int64_t> parse_int(const std::string& text, const std::string& what);
 
+// The integer value of --flag in [minimum, maximum], or `fallback` when the
+// flag is absent; errors name the flag and the accepted range.
+Expected<int> parse_count(const ParsedArgs& args, const std::string& flag, int fallback, int minimum,
+                          int maximum = 1000000);
+
 // Splits "NAME=VALUE" at the first '='; both sides must be non-empty.
 // `shape` says what was expected, e.g. "NAME=PATH.pb".
 Expected<std::pair<std::string, std::string>> split_assignment(const std::string& text, const std::string& flag,

@@ -1,7 +1,6 @@
 #include "quantization/qdq_quantizer.h"
 
 #include <algorithm>
-#include <cfenv>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
@@ -15,6 +14,14 @@ using ::onnx::TensorProto;
 struct QuantParams {
   std::vector<float> scale;  // one per tensor, or per channel
   std::vector<int32_t> zero_point;
+};
+
+// A weight initializer quantized along `axis` (-1: per tensor), read
+// through the DequantizeLinear output `dq`.
+struct WeightEntry {
+  std::string dq;
+  QuantParams params;
+  int64_t axis = -1;
 };
 
 // ONNX Runtime's compute_scale_zp, in float32 as its numpy code computes it;
@@ -151,6 +158,7 @@ class QdqRewriter {
     const size_t data_inputs = 2;  // Conv X W, MatMul A B, Gemm A B (biases handled apart)
     for (size_t k = 0; k < data_inputs; ++k) {
       const std::string& v = n.input(static_cast<int>(k));
+      if (op == "Conv" && k == 0 && !is_activation(v)) return "data input '" + v + "' is a constant";
       if (is_activation(v)) {
         if (!ranges_.count(v)) return "no calibrated range for input '" + v + "'";
         if (op == "Conv" && k == 1) return "weights '" + v + "' are not an initializer";
@@ -174,6 +182,7 @@ class QdqRewriter {
 
   Status plan_node(int i) {
     NodeProto& n = *g_.mutable_node(i);
+    const WeightEntry* weights = nullptr;  // the last quantized weight input (Conv's W)
     for (int k = 0; k < 2; ++k) {
       const std::string v = n.input(k);
       if (is_activation(v)) {
@@ -182,23 +191,23 @@ class QdqRewriter {
       }
       const TensorProto& w = g_.initializer(initializers_.at(v));
       const int64_t axis = channel_axis(n, k, w.dims_size());
-      LOOM_ASSIGN_OR_RETURN(std::string dq, quantize_weight(v, axis));
-      n.set_input(k, dq);
+      LOOM_ASSIGN_OR_RETURN(weights, quantize_weight(v, axis));
+      n.set_input(k, weights->dq);
     }
     for (const std::string& out : n.output())
       if (ranges_.count(out)) activations_.insert(out);
     if (n.op_type() == "Conv" && n.input_size() > 2 && !n.input(2).empty()) {
-      LOOM_ASSIGN_OR_RETURN(std::string dq, quantize_bias(n));
+      LOOM_ASSIGN_OR_RETURN(std::string dq, quantize_bias(n, *weights));
       n.set_input(2, dq);
     }
     ++report_.quantized_nodes;
     return Status::ok();
   }
 
-  // int8 weights behind a DequantizeLinear; returns the dequantized name.
-  Expected<std::string> quantize_weight(const std::string& name, int64_t axis) {
+  // int8 weights behind a DequantizeLinear (made once per weight and axis).
+  Expected<const WeightEntry*> quantize_weight(const std::string& name, int64_t axis) {
     const std::string key = name + "@" + std::to_string(axis);
-    if (auto it = weights_.find(key); it != weights_.end()) return it->second.dq;
+    if (auto it = weights_.find(key); it != weights_.end()) return &it->second;
     const TensorProto& w = g_.initializer(initializers_.at(name));
     LOOM_ASSIGN_OR_RETURN(std::vector<float> values, float_values(w));
     std::vector<int64_t> dims(w.dims().begin(), w.dims().end());
@@ -245,32 +254,26 @@ class QdqRewriter {
     front_nodes_.push_back(make_node("DequantizeLinear", {base + "_quantized", base + "_scale", base + "_zero_point"},
                                      entry.dq, base + "_DequantizeLinear", axis));
     replaced_initializers_.insert(name);
-    weights_[key] = entry;
     ++report_.weights;
-    return entry.dq;
+    return &(weights_[key] = std::move(entry));
   }
 
   // The Conv bias as int32 with scale input_scale * weight_scale.
-  Expected<std::string> quantize_bias(const NodeProto& n) {
+  Expected<std::string> quantize_bias(const NodeProto& n, const WeightEntry& w) {
     const std::string& name = n.input(2);
-    const std::string& x = n.input(0);
     float x_scale;
     int32_t x_zero;
-    activation_params(ranges_.at(x), &x_scale, &x_zero);
-    const WeightEntry* w = nullptr;
-    for (const auto& [key, entry] : weights_)
-      if (entry.dq == n.input(1)) w = &entry;
-    if (w == nullptr) return fail("internal: Conv weights were not quantized before the bias");
+    activation_params(ranges_.at(n.input(0)), &x_scale, &x_zero);
     const TensorProto& b = g_.initializer(initializers_.at(name));
     LOOM_ASSIGN_OR_RETURN(std::vector<float> values, float_values(b));
-    const bool per_channel = w->axis >= 0;
-    if (per_channel && values.size() != w->params.scale.size())
+    const bool per_channel = w.axis >= 0;
+    if (per_channel && values.size() != w.params.scale.size())
       return invalid_argument("Conv bias '" + name + "' has " + std::to_string(values.size()) + " values for " +
-                              std::to_string(w->params.scale.size()) + " output channels");
+                              std::to_string(w.params.scale.size()) + " output channels");
     std::vector<float> scale;
     std::vector<int32_t> q, zero;
     for (size_t c = 0; c < values.size(); ++c) {
-      const float s = x_scale * w->params.scale[per_channel ? c : 0];
+      const float s = x_scale * w.params.scale[per_channel ? c : 0];
       scale.push_back(s);
       q.push_back(quantize_value(values[c], s, 0, -2147483647LL, 2147483647LL));
       zero.push_back(0);
@@ -361,12 +364,6 @@ class QdqRewriter {
       }
     }
   }
-
-  struct WeightEntry {
-    std::string dq;
-    QuantParams params;
-    int64_t axis = -1;
-  };
 
   ::onnx::ModelProto& model_;
   ::onnx::GraphProto& g_;

@@ -30,14 +30,20 @@ bool has_initializer(const ::onnx::ModelProto& m, const std::string& name) {
   return false;
 }
 
-// x [2, 4] -> MatMul W [4, 3] -> y (an output); Identity(W) -> w_copy (an output).
-testing::ModelBuilder shared_weight_model() {
-  testing::ModelBuilder m(13);
+// x [2, 4] -> MatMul W [4, 3] -> y (an output).
+testing::ModelBuilder matmul_model(int64_t opset = 13) {
+  testing::ModelBuilder m(opset);
   m.input("x", ::onnx::TensorProto::FLOAT, {2, 4});
   m.float_initializer("W", {4, 3}, std::vector<float>(12, 0.5f));
   m.node("MatMul", {"x", "W"}, {"y"}, "matmul");
-  m.node("Identity", {"W"}, {"w_copy"}, "identity");
   m.output("y", ::onnx::TensorProto::FLOAT, {2, 3});
+  return m;
+}
+
+// The same with Identity(W) -> w_copy (an output) reading W in float.
+testing::ModelBuilder shared_weight_model() {
+  testing::ModelBuilder m = matmul_model();
+  m.node("Identity", {"W"}, {"w_copy"}, "identity");
   m.output("w_copy", ::onnx::TensorProto::FLOAT, {4, 3});
   return m;
 }
@@ -66,11 +72,7 @@ TEST(QdqQuantizerTest, WeightStillReadInFloatKeepsItsFloatCopy) {
 }
 
 TEST(QdqQuantizerTest, UnusedFloatWeightsAreDropped) {
-  testing::ModelBuilder m(13);
-  m.input("x", ::onnx::TensorProto::FLOAT, {2, 4});
-  m.float_initializer("W", {4, 3}, std::vector<float>(12, 0.25f));
-  m.node("MatMul", {"x", "W"}, {"y"}, "matmul");
-  m.output("y", ::onnx::TensorProto::FLOAT, {2, 3});
+  testing::ModelBuilder m = matmul_model();
   ::onnx::ModelProto model = m.proto();
   QdqOptions options;
   options.per_channel = true;
@@ -102,15 +104,29 @@ TEST(QdqQuantizerTest, ExcludedNodesAndNodesWithoutRangesStayFloat) {
 }
 
 TEST(QdqQuantizerTest, OpsetTooOldIsRefusedNamingIt) {
-  testing::ModelBuilder m(9);
-  m.input("x", ::onnx::TensorProto::FLOAT, {2, 4});
-  m.float_initializer("W", {4, 3}, std::vector<float>(12, 0.5f));
-  m.node("MatMul", {"x", "W"}, {"y"}, "matmul");
-  m.output("y", ::onnx::TensorProto::FLOAT, {2, 3});
+  testing::ModelBuilder m = matmul_model(9);
   ::onnx::ModelProto model = m.proto();
   auto report = quantize_qdq(model, ranges_for({"x", "y"}), QdqOptions{});
   ASSERT_FALSE(report.has_value());
   EXPECT_NE(report.status().message().find("opset 9"), std::string::npos) << report.status().message();
+}
+
+// A Conv whose data input is a constant is not one the QDQ format covers:
+// left in float and reported, not quantized as if it were weights.
+TEST(QdqQuantizerTest, ConvOverAConstantStaysFloat) {
+  testing::ModelBuilder m(13);
+  m.input("w_in", ::onnx::TensorProto::FLOAT, {2, 1, 3, 3});
+  m.float_initializer("X", {1, 1, 4, 4}, std::vector<float>(16, 1.0f));
+  m.float_initializer("B", {2}, {0.5f, -0.5f});
+  m.node("Conv", {"X", "w_in", "B"}, {"y"}, "conv");
+  m.output("y", ::onnx::TensorProto::FLOAT, {1, 2, 2, 2});
+  ::onnx::ModelProto model = m.proto();
+  auto report = quantize_qdq(model, ranges_for({"w_in", "y"}), QdqOptions{});
+  ASSERT_TRUE(report.has_value()) << report.status().message();
+  EXPECT_EQ(report->quantized_nodes, 0);
+  ASSERT_EQ(report->skipped.size(), 1u);
+  EXPECT_EQ(report->skipped[0].second, "data input 'X' is a constant");
+  EXPECT_EQ(count_op(model, "DequantizeLinear"), 0);
 }
 
 }  // namespace
