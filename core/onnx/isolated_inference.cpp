@@ -1,93 +1,29 @@
 #include "onnx/isolated_inference.h"
 
-#include <poll.h>
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
-#include <sys/resource.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <onnx/shape_inference/implementation.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 
+#include "base/logging.h"
+#include "onnx/inference_protocol.h"
 #include "onnx/op_schemas.h"
+
+extern char** environ;
 
 namespace loom::onnxio {
 namespace {
 
-// Reply tags: types inferred, or types inferred until ONNX's inference threw
-// (the skeleton's doc_string then carries the exception's text), or a
-// request the server could not parse.
-constexpr char kTypes = 'T';
-constexpr char kStoppedTypes = 'S';
-constexpr char kBadRequest = 'B';
-
-using Clock = std::chrono::steady_clock;
-
-// Sends everything (no SIGPIPE when the other end is gone: false instead).
-bool send_all(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-enum class Received { kOk, kClosed, kTimedOut };
-
-// Receives exactly `size` bytes, waiting until `deadline` (none when NULL).
-Received receive_all(int fd, void* data, size_t size, const Clock::time_point* deadline) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    if (deadline != nullptr) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
-      if (left <= 0) return Received::kTimedOut;
-      pollfd pfd{fd, POLLIN, 0};
-      const int ready = ::poll(&pfd, 1, static_cast<int>(left));
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready == 0) return Received::kTimedOut;
-      if (ready < 0) return Received::kClosed;
-    }
-    const ssize_t n = ::recv(fd, p, size, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Received::kClosed;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return Received::kOk;
-}
-
-bool send_message(int fd, char tag, const std::string& body) {
-  const uint64_t size = body.size();
-  return send_all(fd, &tag, 1) && send_all(fd, &size, sizeof size) && send_all(fd, body.data(), body.size());
-}
-
-// A GraphProto holding only what inference adds: value_info, the outputs'
-// types, and per node (same order, same count) its graph attributes'
-// skeletons. Everything else (initializers, attributes' tensors) stays out.
-void skeleton_of(const ::onnx::GraphProto& g, ::onnx::GraphProto* s) {
-  *s->mutable_value_info() = g.value_info();
-  *s->mutable_output() = g.output();
-  for (const auto& n : g.node()) {
-    ::onnx::NodeProto* sn = s->add_node();
-    for (const auto& a : n.attribute()) {
-      if (a.type() != ::onnx::AttributeProto::GRAPH && a.type() != ::onnx::AttributeProto::GRAPHS) continue;
-      ::onnx::AttributeProto* sa = sn->add_attribute();
-      sa->set_name(a.name());
-      sa->set_type(a.type());
-      if (a.type() == ::onnx::AttributeProto::GRAPH) skeleton_of(a.g(), sa->mutable_g());
-      for (const auto& sub : a.graphs()) skeleton_of(sub, sa->add_graphs());
-    }
-  }
-}
+using namespace inference_protocol;
 
 // Merges a skeleton back; parts whose structure does not match are left.
 void merge_skeleton(const ::onnx::GraphProto& s, ::onnx::GraphProto* g) {
@@ -135,82 +71,6 @@ std::string light_request(::onnx::ModelProto& model) {
   return request;
 }
 
-// In the server, a fault ends it quietly: no core file, no sanitizer report
-// about ONNX's code (the parent reports what happened). On its own stack, so
-// that a stack overflow ends the same way.
-void quiet_fault_handler(int sig) { ::_exit(128 + sig); }
-
-void end_quietly_on_faults() {
-  static char stack[1 << 16];
-  stack_t ss{};
-  ss.ss_sp = stack;
-  ss.ss_size = sizeof stack;
-  ::sigaltstack(&ss, nullptr);
-  struct sigaction sa {};
-  sa.sa_handler = quiet_fault_handler;
-  sa.sa_flags = SA_ONSTACK;
-  ::sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) ::sigaction(sig, &sa, nullptr);
-  rlimit no_core{0, 0};
-  ::setrlimit(RLIMIT_CORE, &no_core);
-}
-
-std::string infer_reply(const std::string& request, const ::onnx::ISchemaRegistry* registry, char* tag) {
-  ::onnx::ModelProto model;
-  if (!model.ParseFromString(request)) {
-    *tag = kBadRequest;
-    return {};
-  }
-  *tag = kTypes;
-  std::string stopped;
-  try {
-    ::onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0, /*enable_data_propagation=*/true};
-    ::onnx::shape_inference::InferShapes(model, registry, options);
-  } catch (const std::exception& e) {
-    *tag = kStoppedTypes;  // what was inferred before the throw still counts
-    stopped = e.what();
-  } catch (...) {
-    *tag = kStoppedTypes;
-  }
-  ::onnx::GraphProto skeleton;
-  skeleton_of(model.graph(), &skeleton);
-  skeleton.set_doc_string(stopped);
-  return skeleton.SerializeAsString();
-}
-
-// The server's loop: a request (size, bytes), a reply (tag, size, bytes),
-// until the parent closes the connection. _exit: no destructors, atexit
-// handlers or leak checks of what is the parent's copy.
-[[noreturn]] void serve(int fd, const ::onnx::ISchemaRegistry* registry) {
-  end_quietly_on_faults();
-  // The server holds nothing of its parent's but its socket: a listening
-  // socket or a file the application closes must not stay open here.
-  if (fd != 3) {
-    ::dup2(fd, 3);
-    fd = 3;
-  }
-  ::close_range(4, ~0u, 0);
-  for (;;) {
-    uint64_t size = 0;
-    if (receive_all(fd, &size, sizeof size, nullptr) != Received::kOk) ::_exit(0);
-    std::string request;
-    try {
-      request.resize(size);
-    } catch (...) {
-      ::_exit(3);
-    }
-    if (receive_all(fd, request.data(), size, nullptr) != Received::kOk) ::_exit(0);
-    char tag = kBadRequest;
-    std::string reply;
-    try {
-      reply = infer_reply(request, registry, &tag);
-    } catch (...) {
-      ::_exit(3);
-    }
-    if (!send_message(fd, tag, reply)) ::_exit(0);
-  }
-}
-
 std::string describe_status(int status) {
   if (WIFSIGNALED(status)) return std::string("killed by signal ") + ::strsignal(WTERMSIG(status));
   if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
@@ -221,12 +81,47 @@ std::string describe_status(int status) {
 
 }  // namespace
 
+std::string inference_server_program() {
+  // Next to the core library: <libdir>/loom/, in the build tree (build/lib)
+  // as in an install tree, like the bundled plugins.
+  static const std::string path = [] {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&inference_server_program), &info) == 0 || info.dli_fname == nullptr)
+      return std::string();
+    const std::filesystem::path lib = std::filesystem::absolute(info.dli_fname);
+    const std::string program = (lib.parent_path() / "loom" / "loom-inference-server").string();
+    return ::access(program.c_str(), X_OK) == 0 ? program : std::string();
+  }();
+  return path;
+}
+
 InferenceServer::InferenceServer(const ::onnx::ISchemaRegistry* registry)
-    : registry_(registry != nullptr ? registry : ::onnx::OpSchemaRegistry::Instance()) {}
+    : registry_(registry != nullptr ? registry : ::onnx::OpSchemaRegistry::Instance()),
+      launch_(registry == nullptr && !inference_server_program().empty() ? ServerLaunch::kProgram
+                                                                          : ServerLaunch::kFork) {
+  if (registry == nullptr && launch_ == ServerLaunch::kFork) {
+    static std::once_flag told;
+    std::call_once(told, [] {
+      log::logger()->warn("loom-inference-server is missing next to the Loom library; ONNX's shape inference "
+                          "runs in a fork of this process instead");
+    });
+  }
+}
 
 InferenceServer::~InferenceServer() {
   std::lock_guard<std::mutex> lock(mutex_);
   stop(/*kill_it=*/true);
+}
+
+void InferenceServer::prestart() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string why;
+  if (pid_ < 0) (void)start(&why);  // a failure shows again, and is reported, at the first request
+}
+
+pid_t InferenceServer::server_pid() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pid_;
 }
 
 bool InferenceServer::start(std::string* why) {
@@ -235,21 +130,61 @@ bool InferenceServer::start(std::string* why) {
     *why = std::string("no socket pair: ") + std::strerror(errno);
     return false;
   }
-  const pid_t pid = ::fork();
+  const pid_t pid = launch_ == ServerLaunch::kProgram ? spawn_program(fds[1], why) : fork_server(fds[1], why);
+  ::close(fds[1]);
   if (pid < 0) {
-    *why = std::string("fork failed: ") + std::strerror(errno);
     ::close(fds[0]);
-    ::close(fds[1]);
     return false;
   }
-  if (pid == 0) {
-    ::close(fds[0]);
-    serve(fds[1], registry_);
-  }
-  ::close(fds[1]);
   pid_ = pid;
   socket_ = fds[0];
   return true;
+}
+
+pid_t InferenceServer::spawn_program(int server_end, std::string* why) {
+  // The program finds its socket at kServerSocketFd. dup2 onto itself would
+  // keep FD_CLOEXEC, so an end that already sits there moves first.
+  int moved = -1;
+  if (server_end == kServerSocketFd) {
+    moved = ::fcntl(server_end, F_DUPFD_CLOEXEC, kServerSocketFd + 1);
+    if (moved < 0) {
+      *why = std::string("no descriptor for the server: ") + std::strerror(errno);
+      return -1;
+    }
+    server_end = moved;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_adddup2(&actions, server_end, kServerSocketFd);
+  ::posix_spawnattr_init(&attributes);
+  // The program starts with no signal blocked, whatever the calling thread had.
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::posix_spawnattr_setsigmask(&attributes, &none);
+  ::posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  const std::string& program = inference_server_program();
+  char* argv[] = {const_cast<char*>(program.c_str()), nullptr};
+  pid_t pid = -1;
+  const int err = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv, environ);
+  ::posix_spawnattr_destroy(&attributes);
+  ::posix_spawn_file_actions_destroy(&actions);
+  if (moved >= 0) ::close(moved);
+  if (err != 0) {
+    *why = "could not start " + program + ": " + std::strerror(err);
+    return -1;
+  }
+  return pid;
+}
+
+pid_t InferenceServer::fork_server(int server_end, std::string* why) {
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    *why = std::string("fork failed: ") + std::strerror(errno);
+    return -1;
+  }
+  if (pid == 0) serve(server_end, registry_);  // the parent's end is close-on-exec, closed by serve
+  return pid;
 }
 
 std::string InferenceServer::stop(bool kill_it) {
@@ -306,10 +241,16 @@ InferenceResult InferenceServer::infer(::onnx::ModelProto& model, int timeout_ms
 }
 
 InferenceResult infer_shapes_isolated(::onnx::ModelProto& model, const OpSchemas* schemas, int timeout_ms) {
-  if (schemas != nullptr) return schemas->inference_server().infer(model, timeout_ms);
+  // Without custom ops, the process-wide server serves: one program for
+  // every Environment.
+  if (schemas != nullptr && !schemas->empty()) return schemas->inference_server().infer(model, timeout_ms);
+  return onnx_inference_server().infer(model, timeout_ms);
+}
+
+InferenceServer& onnx_inference_server() {
   // Never destroyed: its server ends when the process does.
   static InferenceServer* const onnx_only = new InferenceServer(nullptr);
-  return onnx_only->infer(model, timeout_ms);
+  return *onnx_only;
 }
 
 }  // namespace loom::onnxio

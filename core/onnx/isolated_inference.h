@@ -9,15 +9,26 @@
 // model: the caller goes on without ONNX's inference, and kernels check
 // shapes at run time as they always do.
 //
-// The child is an inference server forked on first use (one per set of op
-// schemas, so custom ops' inference runs there too) that serves requests
-// until its parent closes the connection; of the file descriptors it
-// inherits it keeps only its socket and the standard streams. A request is
-// the model without its large initializers (they go as typed graph inputs:
-// inference reads the data of small shape-like tensors only); the reply
-// holds just the inferred types (value_info and output types of the graph
-// and of every subgraph), merged into the caller's model. A server that
-// crashed or hung is replaced at the next request.
+// The child is an inference server that serves requests until its parent
+// closes the connection, started on first use:
+// - with ONNX's schemas only (no custom ops: the usual case), one per
+//   process, the `loom-inference-server` program next to the core library,
+//   started with posix_spawn. The child runs nothing of the caller's before
+//   exec, so starting it is safe whatever the caller's other threads are
+//   doing (a fork of a multithreaded process can block forever on a lock
+//   another thread held at the fork: sanitizer allocators and some libraries
+//   do not guard against it).
+// - with custom-op schemas, one per set of schemas, a fork of the caller: the
+//   custom ops' inference functions are its plugins' code. Should the fork
+//   block as above, the request times out and the model goes on without
+//   ONNX's inference.
+// Of the file descriptors it inherits the server keeps only its socket and
+// the standard streams. A request is the model without its large
+// initializers (they go as typed graph inputs: inference reads the data of
+// small shape-like tensors only); the reply holds just the inferred types
+// (value_info and output types of the graph and of every subgraph), merged
+// into the caller's model (inference_protocol.h). A server that crashed or
+// hung is replaced at the next request.
 #pragma once
 
 #include <onnx/defs/schema.h>
@@ -49,6 +60,13 @@ constexpr int kShapeInferenceTimeoutMs = 20000;
 // Initializers larger than this (serialized bytes) go to the server by type.
 constexpr size_t kInferenceDataThreshold = 4096;
 
+// How a server starts (see above).
+enum class ServerLaunch { kProgram, kFork };
+
+// The loom-inference-server program next to the core library, or "" when
+// it is missing (servers are then forked).
+std::string inference_server_program();
+
 // One server process running ONNX's InferShapes (types not checked, errors
 // not fatal, data propagation on) with `registry`. Requests are served one
 // at a time (thread-safe). The registry must outlive the server and not
@@ -63,16 +81,33 @@ class InferenceServer {
 
   InferenceResult infer(::onnx::ModelProto& model, int timeout_ms = kShapeInferenceTimeoutMs);
 
+  // Starts the server now if it is not running, so that its start-up
+  // overlaps the caller's own work before the first request.
+  void prestart();
+
+  // The program with ONNX's schemas (registry NULL) when there is one, else a fork.
+  ServerLaunch launch() const { return launch_; }
+  // The running server's process id, -1 before the first request and after
+  // a failure (for diagnostics and tests).
+  pid_t server_pid() const;
+
  private:
   bool start(std::string* why);
+  // Start the server on `server_end` of the socket pair; its pid or -1.
+  pid_t spawn_program(int server_end, std::string* why);
+  pid_t fork_server(int server_end, std::string* why);
   // Ends the server (killed when `kill_it`) and reaps it; returns how it ended.
   std::string stop(bool kill_it);
 
   const ::onnx::ISchemaRegistry* registry_;
-  std::mutex mutex_;
+  const ServerLaunch launch_;
+  mutable std::mutex mutex_;
   pid_t pid_ = -1;
   int socket_ = -1;
 };
+
+// The process-wide server with ONNX's schemas only.
+InferenceServer& onnx_inference_server();
 
 // Infers `model` on the server of `schemas` (OpSchemas::inference_server),
 // or on a process-wide one with ONNX's schemas only when `schemas` is NULL.

@@ -104,6 +104,9 @@ def main():
     prefix, plugins = os.path.join(work, "prefix"), os.path.join(work, "plugins")
     os.makedirs(plugins)
     run(["cmake", "--install", args.build, "--prefix", prefix])
+    # ONNX's shape inference runs in this program, found next to the library.
+    if not os.access(os.path.join(prefix, "lib", "loom", "loom-inference-server"), os.X_OK):
+        fail(f"no executable {prefix}/lib/loom/loom-inference-server after the install")
 
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig"))
     if shutil.which("pkg-config"):
@@ -130,7 +133,10 @@ def main():
         json.dump({"plugin_dirs": [plugins], "providers": ["minimal_ep", "kernel_ep", "reference"]}, f)
 
     loom = os.path.join(prefix, "bin", "loom")
-    placement = run([loom, "partition", "--model", model, "--config", config])
+    p = subprocess.run([loom, "partition", "--model", model, "--config", config], capture_output=True, text=True)
+    if p.returncode != 0 or "loom-inference-server is missing" in p.stderr:
+        fail(f"loom partition with the installed loom exited {p.returncode}:\n{p.stderr[-2000:]}")
+    placement = p.stdout
     for line in ("add [Add] -> minimal_ep", "relu [Relu] -> minimal_ep", "leaky [LeakyRelu] -> kernel_ep",
                  "sigmoid [Sigmoid] -> reference"):
         if line not in placement:

@@ -9,7 +9,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "common/model_builder.h"
@@ -169,20 +174,79 @@ TEST(IsolatedInferenceTest, AHangIsKilledAtTheDeadline) {
   expect_relu_transpose_inferred(model);
 }
 
-// A pipe whose write end the application closes must read end-of-file: the
-// server, forked while it was open, must not keep a copy.
+// A pipe whose write end the application closes must read end-of-file: a
+// server started while it was open, program or fork, must not keep a copy.
 TEST(IsolatedInferenceTest, TheServerKeepsNoneOfTheParentsFiles) {
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  auto schemas = std::make_shared<OpSchemas>();
+  auto custom = misbehaving_schemas();
+  InferenceServer program(nullptr), forked(custom.get());
+  ASSERT_EQ(program.launch(), ServerLaunch::kProgram);
+  ASSERT_EQ(forked.launch(), ServerLaunch::kFork);
+  for (InferenceServer* server : {&program, &forked}) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);  // no close-on-exec: a careless application's file
+    ::onnx::ModelProto model = relu_transpose_model();
+    ASSERT_EQ(server->infer(model).outcome, InferenceOutcome::kDone);
+    ::close(fds[1]);
+    pollfd p{fds[0], POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 5000), 1) << "the write end is still open somewhere";
+    char c;
+    EXPECT_EQ(::read(fds[0], &c, 1), 0) << "end of file";
+    ::close(fds[0]);
+  }
+}
+
+// Without custom ops the server is the loom-inference-server program, one
+// for the whole process (every Environment without custom ops shares it).
+TEST(IsolatedInferenceTest, OnnxOnlyInferenceRunsInTheServerProgram) {
+  ASSERT_FALSE(inference_server_program().empty()) << "built next to the core library";
+  InferenceServer server(nullptr);
+  EXPECT_EQ(server.server_pid(), -1) << "started on first use";
   ::onnx::ModelProto model = relu_transpose_model();
-  ASSERT_EQ(infer_shapes_isolated(model, schemas.get()).outcome, InferenceOutcome::kDone);
-  ::close(fds[1]);
-  pollfd p{fds[0], POLLIN, 0};
-  ASSERT_EQ(::poll(&p, 1, 5000), 1) << "the write end is still open somewhere";
-  char c;
-  EXPECT_EQ(::read(fds[0], &c, 1), 0) << "end of file";
-  ::close(fds[0]);
+  ASSERT_EQ(server.infer(model).outcome, InferenceOutcome::kDone);
+  expect_relu_transpose_inferred(model);
+  const pid_t pid = server.server_pid();
+  ASSERT_GT(pid, 0);
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(exe.filename(), "loom-inference-server");
+}
+
+TEST(IsolatedInferenceTest, TheServerProgramRefusesToRunByHand) {
+  const std::string program = inference_server_program();
+  ASSERT_FALSE(program.empty());
+  const int status = std::system((program + " 3<&- 2>/dev/null").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+}
+
+// Servers started while other threads allocate and lock: a fork could
+// inherit a lock held at that instant and block on it; the program cannot.
+TEST(IsolatedInferenceTest, ServersStartWhileOtherThreadsAllocate) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> churn;
+  for (int t = 0; t < 2; ++t)
+    churn.emplace_back([&] {
+      while (!stop) {
+        std::vector<std::string> v(64, std::string(200, 'x'));
+        ::onnx::ModelProto m = relu_transpose_model();
+        v.push_back(m.SerializeAsString());
+      }
+    });
+  std::atomic<int> done{0};
+  std::vector<std::thread> starters;
+  for (int t = 0; t < 3; ++t)
+    starters.emplace_back([&] {
+      for (int i = 0; i < 3; ++i) {
+        InferenceServer server(nullptr);
+        ::onnx::ModelProto model = relu_transpose_model();
+        if (server.infer(model, /*timeout_ms=*/60000).outcome == InferenceOutcome::kDone) ++done;
+      }
+    });
+  for (auto& t : starters) t.join();
+  stop = true;
+  for (auto& t : churn) t.join();
+  EXPECT_EQ(done.load(), 9);
 }
 
 TEST(IsolatedInferenceTest, ConcurrentRequestsAllGetTheirTypes) {

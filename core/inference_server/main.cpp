@@ -1,0 +1,26 @@
+// loom-inference-server: runs ONNX's shape inference for Loom in a process
+// of its own (onnx/isolated_inference.h). Loom starts it with its end of a
+// socket at descriptor 3; it is not meant to be run by hand.
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+
+#include "onnx/inference_protocol.h"
+
+int main() {
+  using loom::onnxio::inference_protocol::kServerSocketFd;
+  struct stat st {};
+  if (::fstat(kServerSocketFd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    std::fprintf(stderr,
+                 "loom-inference-server: Loom starts this program with a socket at descriptor %d; "
+                 "it is not meant to be run by hand\n",
+                 kServerSocketFd);
+    return 2;
+  }
+  // ONNX registers its schemas at the first lookup: done before the first
+  // request arrives, while the caller is still reading its model.
+  const ::onnx::ISchemaRegistry* registry = ::onnx::OpSchemaRegistry::Instance();
+  (void)::onnx::OpSchemaRegistry::Schema("Relu", 14, "");
+  loom::onnxio::inference_protocol::serve(kServerSocketFd, registry);
+}
