@@ -54,6 +54,10 @@ std::unique_ptr<Pass> make_conv_scale_folding();
 std::unique_ptr<Pass> make_identity_elimination();
 std::unique_ptr<Pass> make_dead_code_elimination();
 std::unique_ptr<Pass> make_reshape_shape_folding();
+// QDQ models: activations a QuantizeLinear clamps anyway (basic), and
+// DQ -> Conv / MatMul -> Q into QLinearConv / QLinearMatMul (extended).
+std::unique_ptr<Pass> make_quantized_activation_removal();
+std::unique_ptr<Pass> make_qdq_fusion();
 std::unique_ptr<Pass> make_shape_inference();
 // Extended level: fusions into ONNX Runtime's contrib ops (com.microsoft).
 std::unique_ptr<Pass> make_layer_norm_fusion();

@@ -16,6 +16,9 @@ constexpr int kMaxRounds = 8;
 std::vector<std::unique_ptr<Pass>> all_passes() {
   std::vector<std::unique_ptr<Pass>> p;
   p.push_back(make_gradient_lowering());
+  // Before constant folding, which would fold the weights' DequantizeLinear.
+  p.push_back(make_quantized_activation_removal());
+  p.push_back(make_qdq_fusion());
   p.push_back(make_constant_folding());
   p.push_back(make_cast_elimination());
   p.push_back(make_transpose_reshape_simplification());

@@ -15,7 +15,8 @@ per tensor and per channel, and checks each QDQ model:
 - the structure ONNX Runtime's QDQ format has: int8 Conv and MatMul
   weights behind DequantizeLinear (per-channel: 4 and 10 scales, axis 0 /
   1), the Conv bias as int32 with scale x_scale * w_scale, a
-  QuantizeLinear/DequantizeLinear pair on x, the Conv output, the Flatten
+  QuantizeLinear/DequantizeLinear pair on x, the Relu output (after the
+  Relu, not between it and the Conv, as ORT places it), the Flatten
   output and the MatMul output, no float Conv/MatMul weights left;
 - the weights' int8 values and scales equal ONNX Runtime's formulas
   (recomputed here with numpy);
@@ -116,7 +117,11 @@ def check_qdq(l, model_path, w, b, w2, per_channel, ranges):
         fail("%s: ONNX's checker refuses it: %s" % (model_path, e))
     ops = [n.op_type for n in m.graph.node]
     if ops.count("QuantizeLinear") != 4:
-        fail("%s: %d QuantizeLinear, expected 4 (x, c, f, m): %s" % (model_path, ops.count("QuantizeLinear"), ops))
+        fail("%s: %d QuantizeLinear, expected 4 (x, r, f, m): %s" % (model_path, ops.count("QuantizeLinear"), ops))
+    quantized = sorted(n.input[0] for n in m.graph.node if n.op_type == "QuantizeLinear")
+    if quantized != ["f", "m", "r", "x"]:
+        fail("%s: QuantizeLinear reads %s, expected f, m, r, x (the Relu's output, not the Conv's)" %
+             (model_path, quantized))
     if ops.count("DequantizeLinear") != 4 + 3:
         fail("%s: %d DequantizeLinear, expected 7 (4 activations, W, B, W2)" % (model_path, ops.count("DequantizeLinear")))
     init = inits(m)

@@ -54,6 +54,17 @@ class ModelBuilder {
     for (int64_t v : values) t->add_int64_data(v);
     return *this;
   }
+  // An initializer of a small integer type (INT8, UINT8, INT32; int32_data
+  // as ONNX stores them); `dims` empty makes a scalar.
+  ModelBuilder& int_initializer(const std::string& name, int32_t elem_type, const std::vector<int64_t>& dims,
+                                const std::vector<int32_t>& values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(elem_type);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int32_t v : values) t->add_int32_data(v);
+    return *this;
+  }
   ::onnx::NodeProto& node(const std::string& op_type, std::initializer_list<std::string> inputs,
                           std::initializer_list<std::string> outputs, const std::string& name = "",
                           const std::string& domain = "") {

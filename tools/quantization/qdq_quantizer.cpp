@@ -111,6 +111,11 @@ class QdqRewriter {
     LOOM_RETURN_IF_ERROR(check_opset());
     for (int i = 0; i < g_.initializer_size(); ++i) initializers_[g_.initializer(i).name()] = i;
     for (const auto& in : g_.input()) graph_inputs_.insert(in.name());
+    for (const auto& out : g_.output()) graph_outputs_.insert(out.name());
+    for (int i = 0; i < g_.node_size(); ++i) {
+      std::set<std::string> read(g_.node(i).input().begin(), g_.node(i).input().end());
+      for (const std::string& v : read) readers_[v].push_back(i);
+    }
     const std::set<std::string> types(options_.op_types.begin(), options_.op_types.end());
     std::vector<int> chosen;
     for (int i = 0; i < g_.node_size(); ++i) {
@@ -194,14 +199,30 @@ class QdqRewriter {
       LOOM_ASSIGN_OR_RETURN(weights, quantize_weight(v, axis));
       n.set_input(k, weights->dq);
     }
-    for (const std::string& out : n.output())
-      if (ranges_.count(out)) activations_.insert(out);
+    for (const std::string& out : n.output()) {
+      const std::string q = quantized_output(out);
+      if (ranges_.count(q)) activations_.insert(q);
+    }
     if (n.op_type() == "Conv" && n.input_size() > 2 && !n.input(2).empty()) {
       LOOM_ASSIGN_OR_RETURN(std::string dq, quantize_bias(n, *weights));
       n.set_input(2, dq);
     }
     ++report_.quantized_nodes;
     return Status::ok();
+  }
+
+  // Where the pair for output `out` goes: after a Relu or Clip that alone
+  // reads it (as ONNX Runtime places it), so that the activation runs on
+  // the float output and the Q that follows implies it (Loom's
+  // quantized_activation_removal then drops it and the op fuses with its Q).
+  std::string quantized_output(const std::string& out) const {
+    auto readers = readers_.find(out);
+    if (readers == readers_.end() || readers->second.size() != 1 || graph_outputs_.count(out)) return out;
+    const NodeProto& act = g_.node(readers->second[0]);
+    const bool removable = (act.op_type() == "Relu" || act.op_type() == "Clip") &&
+                           (act.domain().empty() || act.domain() == "ai.onnx") && act.output_size() == 1 &&
+                           act.input(0) == out && ranges_.count(act.output(0));
+    return removable ? act.output(0) : out;
   }
 
   // int8 weights behind a DequantizeLinear (made once per weight and axis).
@@ -371,7 +392,8 @@ class QdqRewriter {
   const QdqOptions& options_;
   QdqReport report_;
   std::unordered_map<std::string, int> initializers_;
-  std::set<std::string> graph_inputs_;
+  std::set<std::string> graph_inputs_, graph_outputs_;
+  std::unordered_map<std::string, std::vector<int>> readers_;  // node indices reading a value (top-level inputs)
   std::set<std::string> activations_;
   std::map<std::string, WeightEntry> weights_;
   std::set<std::string> replaced_initializers_;

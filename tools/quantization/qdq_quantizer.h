@@ -11,7 +11,9 @@
 // round(qmin - low / scale) (ties to even); weights are symmetric int8
 // [-127, 127] with zero point 0, per tensor or per output channel (Conv:
 // axis 0; MatMul: the last axis; Gemm: axis 0 with transB, else 1); a Conv
-// bias becomes int32 with scale input_scale * weight_scale.
+// bias becomes int32 with scale input_scale * weight_scale. An output read
+// only by a Relu or Clip gets its pair after that activation instead, as
+// ONNX Runtime places it.
 #pragma once
 
 #include <onnx/onnx_pb.h>
