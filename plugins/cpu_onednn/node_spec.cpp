@@ -1,5 +1,7 @@
 #include "node_spec.h"
 
+#include <algorithm>
+
 namespace loom::onednn {
 namespace {
 
@@ -21,6 +23,16 @@ const char* const kAttributeNames[] = {
 
 constexpr int64_t kSmallConstantLimit = 64;
 
+bool is_integer_dtype(int32_t t) {
+  switch (t) {
+    case LOOM_DTYPE_INT8: case LOOM_DTYPE_UINT8: case LOOM_DTYPE_INT16: case LOOM_DTYPE_UINT16:
+    case LOOM_DTYPE_INT32: case LOOM_DTYPE_UINT32: case LOOM_DTYPE_INT64: case LOOM_DTYPE_UINT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 NodeSpec NodeSpec::from(const sdk::Node& node) {
@@ -38,6 +50,11 @@ NodeSpec NodeSpec::from(const sdk::Node& node) {
     s.input_is_constant.push_back(c.exists());
     if (!c.exists()) continue;
     s.constant_shapes[i] = c.shape();
+    if (is_integer_dtype(c.dtype())) {
+      const auto* bytes = static_cast<const unsigned char*>(c.raw_data());
+      const size_t n = static_cast<size_t>(c.size()) * sdk::dtype_size(c.dtype());
+      if (std::all_of(bytes, bytes + n, [](unsigned char v) { return v == 0; })) s.zero_constants.insert(i);
+    }
     if (c.size() > kSmallConstantLimit) continue;
     std::vector<double> values;
     if (c.dtype() == LOOM_DTYPE_FLOAT) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct NodeSpec {
   std::map<size_t, std::vector<double>> small_constants;
   // Constant element counts, by input index (e.g. LayerNorm scale size).
   std::map<size_t, std::vector<int64_t>> constant_shapes;
+  // Integer constant inputs whose elements are all zero, of any size (e.g. a
+  // per-channel weight zero point, which int8 kernels require to be zero).
+  std::set<size_t> zero_constants;
 
   std::map<std::string, int64_t> ints;
   std::map<std::string, float> floats;

@@ -22,7 +22,8 @@ bool all_float(const NodeSpec& n, size_t inputs_to_check) {
 
 bool rank_is(const NodeSpec& n, size_t input, size_t rank) { return n.input_rank(input) == rank; }
 
-// Conv / ConvTranspose / pooling spatial attributes for 2-D kernels.
+}  // namespace
+
 std::string check_window_2d(const NodeSpec& n) {
   const auto pads = n.attr_ints("pads");
   if (!pads.empty() && pads.size() != 4) return "pads must have 4 entries";
@@ -39,6 +40,8 @@ std::string check_window_2d(const NodeSpec& n) {
   if (!known.count(auto_pad)) return "unknown auto_pad '" + auto_pad + "'";
   return {};
 }
+
+namespace {
 
 SupportVerdict check_conv(const NodeSpec& n) {
   // ONNX gives X and W one rank, so rank-4 weights make an input of unknown
@@ -346,6 +349,10 @@ SupportVerdict check_support(const NodeSpec& n) {
   if (is_ms_domain(n)) return n.has_input(0) ? check_contrib(n) : no("missing input");
   if (!n.domain.empty() && n.domain != "ai.onnx") return no("domain '" + n.domain + "'");
   const std::string& op = n.op_type;
+  if (is_quantized_op(op)) {
+    if (!n.other_attrs.empty()) return no("attribute '" + n.other_attrs.front() + "' of an unhandled kind");
+    return check_quantized(n);
+  }
   // Data inputs are float; Reshape's shape, Resize's roi / scales / sizes and
   // Clip's bounds are checked below.
   const size_t float_inputs = (op == "Reshape" || op == "Resize" || op == "Upsample") ? 1 : n.inputs.size();

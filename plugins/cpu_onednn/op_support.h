@@ -28,5 +28,12 @@ SupportVerdict check_support(const NodeSpec& node);
 // com.microsoft FusedConv / FusedGemm / FusedMatMul: checked as the Conv / Gemm /
 // MatMul they extend plus their activation (ops/contrib_fused.cpp).
 SupportVerdict check_fused_anchor(const NodeSpec& node);
+// QLinearConv, QLinearMatMul, QuantizeLinear, DequantizeLinear: int8 data
+// with constant quantization parameters (quant_support.cpp).
+bool is_quantized_op(const std::string& op_type);
+SupportVerdict check_quantized(const NodeSpec& node);
+// Conv / ConvTranspose / pooling spatial attributes for 2-D kernels: "" when
+// supported, else why not.
+std::string check_window_2d(const NodeSpec& node);
 
 }  // namespace loom::onednn

@@ -3,6 +3,7 @@
 #include "compiled_partition.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "fusion_plan.h"
 #include "ops/op_builders.h"
@@ -35,6 +36,25 @@ int64_t element_count(const std::vector<int64_t>& dims) {
   return n;
 }
 
+std::optional<dnnl::memory::data_type> dnnl_type_of(int32_t loom_dtype) {
+  switch (loom_dtype) {
+    case LOOM_DTYPE_FLOAT: return dnnl::memory::data_type::f32;
+    case LOOM_DTYPE_UINT8: return dnnl::memory::data_type::u8;
+    case LOOM_DTYPE_INT8: return dnnl::memory::data_type::s8;
+    case LOOM_DTYPE_INT32: return dnnl::memory::data_type::s32;
+    default: return std::nullopt;
+  }
+}
+
+int32_t loom_dtype_of(dnnl::memory::data_type type) {
+  switch (type) {
+    case dnnl::memory::data_type::u8: return LOOM_DTYPE_UINT8;
+    case dnnl::memory::data_type::s8: return LOOM_DTYPE_INT8;
+    case dnnl::memory::data_type::s32: return LOOM_DTYPE_INT32;
+    default: return LOOM_DTYPE_FLOAT;
+  }
+}
+
 ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx,
                                const EpOptions& options, PartitionConstants& constants)
     : engine_(engine), spec_(spec), ctx_(ctx), options_(options), constants_(constants) {
@@ -47,7 +67,8 @@ ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& 
     sdk::ConstTensor t = ctx.input(i);
     if (!t.exists()) continue;
     const std::vector<int64_t> dims = t.shape();
-    if (t.dtype() != LOOM_DTYPE_FLOAT) {
+    const std::optional<dnnl::memory::data_type> type = dnnl_type_of(t.dtype());
+    if (!type || *type == dnnl::memory::data_type::s32) {
       // int32 inputs (Attention's mask_index) become s32 values that builders
       // convert with a reorder; other non-float inputs (e.g. a Reshape's
       // shape) are read from the node spec.
@@ -68,15 +89,16 @@ ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& 
       if (r != readers_.end() && !r->second.empty()) spec.nodes[r->second.front()].fail(why);
       throw sdk::Error("cpu_onednn: " + why, LOOM_STATUS_INVALID_ARGUMENT);
     }
-    const BufferId b = add_buffer(BufferKind::kInput, i, static_cast<size_t>(element_count(dims)) * sizeof(float));
-    names_[spec.inputs[i]] = add_value(plain_desc(dims), dims, b);
+    // float32, and uint8 / int8 (quantized ops' data, weights and zero points).
+    const BufferId b = add_buffer(BufferKind::kInput, i, static_cast<size_t>(element_count(dims)) * sdk::dtype_size(t.dtype()));
+    names_[spec.inputs[i]] = add_value(plain_desc(dims, *type), dims, b);
   }
 }
 
 ValueId ProgramBuilder::value_of(const std::string& name) const {
   auto it = names_.find(name);
   if (it == names_.end())
-    throw sdk::Error("cpu_onednn: value '" + name + "' is not available as float data in this partition");
+    throw sdk::Error("cpu_onednn: value '" + name + "' is not available as a tensor in this partition");
   return it->second;
 }
 
@@ -102,7 +124,7 @@ bool ProgramBuilder::can_overwrite(ValueId v, const NodeSpec& reader) const {
 
 std::vector<float> ProgramBuilder::constant_data(ValueId v) {
   materialize(values_[v].buffer);
-  const ValueId p = plain(v);
+  const ValueId p = require(v, plain_desc(dims(v)));  // converted to f32 once (packed) when of another type
   const Buffer& b = buffers_[values_[p].buffer];
   const float* data = b.kind == BufferKind::kPacked ? static_cast<const float*>(b.packed.get_data_handle())
                                                     : ctx_.input(b.index).data<float>();
@@ -136,11 +158,14 @@ ValueId ProgramBuilder::new_value(const dnnl::memory::desc& desc, const std::vec
 }
 
 ValueId ProgramBuilder::new_constant(const std::vector<float>& data, const std::vector<int64_t>& dims) {
-  const dnnl::memory::desc d = plain_desc(dims);
-  const BufferId b = add_buffer(BufferKind::kPacked, 0, d.get_size());
-  buffers_[b].packed = dnnl::memory(d, engine_);
-  std::copy(data.begin(), data.end(), static_cast<float*>(buffers_[b].packed.get_data_handle()));
-  return add_value(d, dims, b);
+  return new_constant(data.data(), plain_desc(dims), dims);
+}
+
+ValueId ProgramBuilder::new_constant(const void* data, const dnnl::memory::desc& desc, const std::vector<int64_t>& dims) {
+  const BufferId b = add_buffer(BufferKind::kPacked, 0, desc.get_size());
+  buffers_[b].packed = dnnl::memory(desc, engine_);
+  std::memcpy(buffers_[b].packed.get_data_handle(), data, desc.get_size());
+  return add_value(desc, dims, b);
 }
 
 ValueId ProgramBuilder::alias(ValueId v, const dnnl::memory::desc& desc, const std::vector<int64_t>& dims) {
@@ -148,11 +173,12 @@ ValueId ProgramBuilder::alias(ValueId v, const dnnl::memory::desc& desc, const s
 }
 
 ValueId ProgramBuilder::view(ValueId v, const std::vector<int64_t>& new_dims) {
-  if (new_dims == dims(v) && desc(v) == plain_desc(new_dims)) return v;
+  const dnnl::memory::data_type type = desc(v).data_type();
+  if (new_dims == dims(v) && desc(v) == plain_desc(new_dims, type)) return v;
   const ValueId p = plain(v);
   if (element_count(new_dims) != element_count(dims(p)))
     throw sdk::Error("cpu_onednn: internal: view changes the element count");
-  return alias(p, plain_desc(new_dims), new_dims);
+  return alias(p, plain_desc(new_dims, type), new_dims);
 }
 
 void ProgramBuilder::materialize(BufferId b) {
@@ -296,7 +322,9 @@ void ProgramBuilder::build_nodes() {
       auto check = [&](const NodeSpec& n) {
         for (size_t k = 0; k < n.inputs.size(); ++k)
           if (n.has_input(k) && !internal.count(n.inputs[k]) && !defined(n.inputs[k]) &&
-              !n.small_constants.count(k) && n.input_dtypes[k] == LOOM_DTYPE_FLOAT)
+              !n.small_constants.count(k) &&
+              (n.input_dtypes[k] == LOOM_DTYPE_FLOAT || n.input_dtypes[k] == LOOM_DTYPE_UINT8 ||
+               n.input_dtypes[k] == LOOM_DTYPE_INT8))
             ready = false;
         for (const auto& o : n.outputs) internal.insert(o);
       };
@@ -331,11 +359,10 @@ void ProgramBuilder::bind_outputs(std::vector<ProgramOutput>& outputs) {
   for (size_t i = 0; i < spec_.outputs.size(); ++i) {
     const ValueId v = value_of(spec_.outputs[i]);
     const Buffer& b = buffers_[values_[v].buffer];
-    // s32 values (EmbedLayerNormalization's mask_index) stay int32 outputs.
-    const bool s32 = desc(v).data_type() == dnnl::memory::data_type::s32;
-    const int32_t dtype = s32 ? LOOM_DTYPE_INT32 : LOOM_DTYPE_FLOAT;
-    const dnnl::memory::desc d =
-        plain_desc(dims(v), s32 ? dnnl::memory::data_type::s32 : dnnl::memory::data_type::f32);
+    // Outputs keep their values' element type: s32 (EmbedLayerNormalization's
+    // mask_index), u8 / s8 (quantized ops), else f32.
+    const int32_t dtype = loom_dtype_of(desc(v).data_type());
+    const dnnl::memory::desc d = plain_desc(dims(v), *dnnl_type_of(dtype));
     if (b.kind == BufferKind::kOutput && b.index == i && desc(v) == d) {
       outputs.push_back({v, dims(v), dtype});
       continue;

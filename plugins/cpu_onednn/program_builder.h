@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,6 +24,11 @@ namespace loom::onednn {
 dnnl::memory::desc plain_desc(const std::vector<int64_t>& dims,
                               dnnl::memory::data_type type = dnnl::memory::data_type::f32);
 int64_t element_count(const std::vector<int64_t>& dims);
+// The oneDNN type of tensors of a Loom element type this EP holds as values
+// (float32, uint8, int8, int32); nullopt for any other.
+std::optional<dnnl::memory::data_type> dnnl_type_of(int32_t loom_dtype);
+// The Loom element type of values of a oneDNN type (float32, uint8, int8, int32).
+int32_t loom_dtype_of(dnnl::memory::data_type type);
 
 class ProgramBuilder {
  public:
@@ -56,7 +62,8 @@ class ProgramBuilder {
   // a partition output or read by any node other than `reader` that is not
   // built yet (the anchor of `reader`'s unit counts as not built).
   bool can_overwrite(ValueId v, const NodeSpec& reader) const;
-  // Plain float data of a constant value, readable now (at build time).
+  // A constant value's elements as plain float data (converted from its
+  // element type), readable now (at build time).
   std::vector<float> constant_data(ValueId v);
 
   // A new intermediate holding `desc`. When `name` is a partition output and
@@ -64,13 +71,17 @@ class ProgramBuilder {
   ValueId new_value(const dnnl::memory::desc& desc, const std::vector<int64_t>& dims, const std::string& name = "");
   // A constant built from data (plain layout), e.g. scaled weights.
   ValueId new_constant(const std::vector<float>& data, const std::vector<int64_t>& dims);
+  // A constant of desc.get_size() bytes copied from `data` (any type and
+  // layout), e.g. an s32 zero point passed to a primitive at run time.
+  ValueId new_constant(const void* data, const dnnl::memory::desc& desc, const std::vector<int64_t>& dims);
   // Same bytes, another descriptor (the caller guarantees it fits).
   ValueId alias(ValueId v, const dnnl::memory::desc& desc, const std::vector<int64_t>& dims);
   // The value in `desc`: itself when it already is, else a reorder (done once,
   // now, for constants).
   ValueId require(ValueId v, const dnnl::memory::desc& desc);
-  ValueId plain(ValueId v) { return require(v, plain_desc(dims(v))); }
-  // The value as plain data with other dims of the same element count.
+  // The value in plain row-major layout, keeping its element type.
+  ValueId plain(ValueId v) { return require(v, plain_desc(dims(v), desc(v).data_type())); }
+  // The value as plain data (same element type) with other dims of the same element count.
   ValueId view(ValueId v, const std::vector<int64_t>& new_dims);
 
   // --- steps ---

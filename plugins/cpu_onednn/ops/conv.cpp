@@ -3,24 +3,24 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "compiled_partition.h"
+#include "ops/conv_geometry.h"
 #include "ops/op_builders.h"
 #include "ops/operand_layout.h"
 #include "ops/post_ops.h"
-#include "ops/window.h"
 
 namespace loom::onednn {
-namespace {
 
 using dnnl::memory;
 using tag = dnnl::memory::format_tag;
+
+namespace {
 
 memory::desc any_desc(const std::vector<int64_t>& dims) { return memory::desc(dims, memory::data_type::f32, tag::any); }
 
 std::vector<int64_t> spatial(const std::vector<int64_t>& d) { return {d.begin() + 2, d.end()}; }
 
-// The (de)convolution weights as oneDNN dims over the ONNX bytes: grouped
-// weights get a leading group dim; ConvTranspose's ONNX layout (C_in,
-// C_out/g, ...) is described with strides rather than copied.
+}  // namespace
+
 ValueId weights_view(ProgramBuilder& b, ValueId w, int64_t group, bool transposed) {
   const std::vector<int64_t>& d = b.dims(w);  // conv: M, C/g, kh, kw; transpose: C, M/g, kh, kw
   const int64_t kh = d[2], kw = d[3];
@@ -38,14 +38,8 @@ ValueId weights_view(ProgramBuilder& b, ValueId w, int64_t group, bool transpose
     dims = {group, oc_g, ic_g, kh, kw};
     strides = {ic_g * oc_g * kh * kw, kh * kw, oc_g * kh * kw, kw, 1};
   }
-  return b.alias(p, memory::desc(dims, memory::data_type::f32, strides), dims);
+  return b.alias(p, memory::desc(dims, b.desc(p).data_type(), strides), dims);
 }
-
-struct ConvShape {
-  int64_t group, out_channels;
-  Window window;
-  std::vector<int64_t> dst_dims;
-};
 
 ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std::vector<int64_t>& w, bool transposed) {
   ConvShape s;
@@ -83,6 +77,8 @@ ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std
   s.dst_dims = {x[0], s.out_channels, s.window.output[0], s.window.output[1]};
   return s;
 }
+
+namespace {
 
 // Winograd F(4x4, 3x3) is oneDNN's for 3x3, stride-1, undilated, ungrouped
 // 2-D convolutions (it declines shapes it has no kernel for).

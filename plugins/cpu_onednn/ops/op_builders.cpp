@@ -29,6 +29,10 @@ OpBuilderFn op_builder_for(const std::string& op) {
       {"Transpose", build_transpose},
       {"Resize", build_resize},
       {"Upsample", build_resize},
+      {"QLinearConv", build_qlinear_conv},
+      {"QLinearMatMul", build_qlinear_matmul},
+      {"QuantizeLinear", build_quantize_linear},
+      {"DequantizeLinear", build_quantize_linear},
       // com.microsoft (op_support admits these names only in that domain;
       // its Gelu is a unary eltwise like ONNX's).
       {"BiasGelu", build_bias_activation},

@@ -33,6 +33,10 @@ size_t build_concat(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  
 size_t build_reshape(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);         // layout.cpp
 size_t build_transpose(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);       // layout.cpp
 size_t build_resize(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // resampling.cpp
+size_t build_qlinear_conv(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);    // qlinear_conv.cpp
+size_t build_qlinear_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // qlinear_matmul.cpp
+// QuantizeLinear and DequantizeLinear (quantize.cpp).
+size_t build_quantize_linear(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);
 // com.microsoft contrib ops (ONNX Runtime semantics).
 size_t build_bias_activation(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // contrib_gelu.cpp
 size_t build_skip_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // contrib_norm.cpp

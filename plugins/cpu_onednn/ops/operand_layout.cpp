@@ -41,4 +41,12 @@ dnnl::memory::desc desc_like(const dnnl::memory::desc& like, const std::vector<i
   return dnnl::memory::desc(out);
 }
 
+dnnl::memory::desc desc_with_type(const dnnl::memory::desc& desc, dnnl::memory::data_type type) {
+  // Blocked strides count elements, so only the type changes.
+  dnnl_memory_desc_t d = desc.data;
+  d.data_type = static_cast<dnnl_data_type_t>(type);
+  d.extra = dnnl_memory_extra_desc_t{};
+  return dnnl::memory::desc(d);
+}
+
 }  // namespace loom::onednn

@@ -16,4 +16,8 @@ namespace loom::onednn {
 // broadcast dims padded to the block size as oneDNN pads them.
 dnnl::memory::desc desc_like(const dnnl::memory::desc& like, const std::vector<int64_t>& dims);
 
+// `desc` with elements of `type` in the same (possibly blocked) layout: what
+// a type-converting reorder writes to keep a layout flowing through it.
+dnnl::memory::desc desc_with_type(const dnnl::memory::desc& desc, dnnl::memory::data_type type);
+
 }  // namespace loom::onednn

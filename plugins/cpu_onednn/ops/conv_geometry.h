@@ -1,0 +1,30 @@
+// Convolution geometry shared by the float (conv.cpp) and int8
+// (qlinear_conv.cpp) builders: output shape and explicit paddings from the
+// ONNX attributes, and the weights as oneDNN sees them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ops/window.h"
+#include "program_builder.h"
+
+namespace loom::onednn {
+
+struct ConvShape {
+  int64_t group, out_channels;
+  Window window;
+  std::vector<int64_t> dst_dims;
+};
+
+// Shape of a 2-D (transposed) convolution of input dims `x` with weights
+// dims `w` under `n`'s attributes (group, strides, pads, dilations,
+// auto_pad, kernel_shape, output_padding); fails naming `n` on a mismatch.
+ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std::vector<int64_t>& w, bool transposed);
+
+// The (de)convolution weights `w` (any element type) as oneDNN dims over the
+// ONNX bytes: grouped weights get a leading group dim; ConvTranspose's ONNX
+// layout (C_in, C_out/g, ...) is described with strides rather than copied.
+ValueId weights_view(ProgramBuilder& b, ValueId w, int64_t group, bool transposed);
+
+}  // namespace loom::onednn

@@ -1,0 +1,35 @@
+// Quantization parameters of the quantized ops, read when a program is
+// built (op_support admitted them as constants), and how they reach oneDNN:
+// scales as output scales fixed in the primitive attributes, zero points as
+// run-time s32 arguments (oneDNN 2.6's int8 convolution kernels read zero
+// points only from DNNL_ARG_ATTR_ZERO_POINTS arguments).
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <utility>
+#include <vector>
+
+#include "program_builder.h"
+
+namespace loom::onednn {
+
+// The scalar constant at input i (a scale).
+float scalar_scale(const NodeSpec& n, size_t i);
+// The scalar zero point at input i; 0 when the optional input is absent.
+int32_t scalar_zero_point(const NodeSpec& n, size_t i);
+// The zero point shared by every element of the constant at input i (a
+// per-axis zero point whose values are equal); 0 when absent.
+int32_t common_zero_point(const NodeSpec& n, size_t i);
+// The constant scales at input i (1 or one per channel), of any size.
+std::vector<float> constant_scales(ProgramBuilder& b, const NodeSpec& n, size_t i);
+// in_scale * w_scale[c] / out_scale per channel, multiplied in the order
+// the reference EP uses so both requantize with the same float scale.
+std::vector<float> requantize_scales(float in_scale, const std::vector<float>& w_scales, float out_scale);
+
+// Asks for a run-time zero point on `arg` (DNNL_ARG_SRC / DNNL_ARG_DST)
+// when `zero_point` is nonzero; bind_zero_point then passes its value.
+void request_zero_point(dnnl::primitive_attr& attr, int arg, int32_t zero_point);
+void bind_zero_point(ProgramBuilder& b, std::vector<std::pair<int, ValueId>>& args, int arg, int32_t zero_point);
+
+}  // namespace loom::onednn

@@ -1,0 +1,161 @@
+// Claims of the ONNX quantized ops. oneDNN 2.6's int8 convolution and
+// matmul take u8/s8 sources, s8 weights, per-tensor or per-output-channel
+// output scales fixed when the primitive is created, and zero points on
+// source and destination only; the checks below admit exactly that. All
+// are kCompute: they take no post-op chains (the float chains that follow
+// a DequantizeLinear are the DequantizeLinear's consumers, not theirs).
+#include <cmath>
+
+#include "op_support.h"
+
+namespace loom::onednn {
+namespace {
+
+SupportVerdict no(std::string why) { return {OpRole::kUnsupported, std::move(why)}; }
+
+bool is_int8(int32_t t) { return t == LOOM_DTYPE_UINT8 || t == LOOM_DTYPE_INT8; }
+
+// Input i is a one-element constant read at claim time (scales and zero
+// points are folded into the primitive when it is created).
+bool scalar_constant(const NodeSpec& n, size_t i) {
+  auto it = n.small_constants.find(i);
+  return n.has_input(i) && it != n.small_constants.end() && it->second.size() == 1;
+}
+
+bool positive_finite(double v) { return std::isfinite(v) && v > 0; }
+
+// The scalar scale at input `scale` and zero point at `zero` (optional when
+// `zero_optional`) of one quantized tensor; "" when usable.
+std::string check_scalar_params(const NodeSpec& n, size_t scale, size_t zero, bool zero_optional, const char* what) {
+  if (!scalar_constant(n, scale) || n.input_dtypes[scale] != LOOM_DTYPE_FLOAT)
+    return std::string(what) + " scale must be a float32 scalar constant";
+  if (!positive_finite(n.small_constants.at(scale)[0])) return std::string(what) + " scale must be positive and finite";
+  if (!n.has_input(zero)) return zero_optional ? "" : std::string(what) + " zero point is missing";
+  if (!scalar_constant(n, zero)) return std::string(what) + " zero point must be a scalar constant";
+  if (!is_int8(n.input_dtypes[zero])) return std::string(what) + " zero point must be uint8 or int8";
+  return {};
+}
+
+// Weights at input `w` with scale `scale` (1 or `channels` elements) and
+// zero point `zero`: constant int8, zero points all zero.
+std::string check_weights(const NodeSpec& n, size_t w, size_t scale, size_t zero, int64_t channels, const char* op) {
+  if (n.input_dtypes[w] != LOOM_DTYPE_INT8)
+    return std::string("uint8 weights: oneDNN 2.6 int8 ") + op + " takes int8 (s8) weights only";
+  if (!n.input_is_constant[w]) return "weights must be a constant initializer (packed once at compile time)";
+  if (n.has_input(zero) && !n.zero_constants.count(zero))
+    return "nonzero weight zero point: oneDNN 2.6 int8 " + std::string(op) +
+           " supports zero points on source and destination only";
+  if (!n.has_input(scale) || !n.input_is_constant[scale] || n.input_dtypes[scale] != LOOM_DTYPE_FLOAT)
+    return "weight scale must be a float32 constant";
+  const auto& shape = n.constant_shapes.at(scale);
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  if (shape.size() > 1 || (count != 1 && count != channels))
+    return "weight scale must be a scalar or hold one value per output channel";
+  if (auto it = n.small_constants.find(scale); it != n.small_constants.end())
+    for (double v : it->second)
+      if (!positive_finite(v)) return "weight scales must be positive and finite";
+  return {};
+}
+
+// y's type is y_zero_point's (ONNX type constraint T3).
+std::string check_output(const NodeSpec& n, size_t zero) {
+  if (!is_int8(n.output_dtypes[0]) || (n.has_input(zero) && n.output_dtypes[0] != n.input_dtypes[zero]))
+    return "output must be uint8 or int8, the type of y_zero_point";
+  return {};
+}
+
+SupportVerdict check_qlinear_conv(const NodeSpec& n) {
+  // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
+  if (n.inputs.size() < 8 || !n.has_input(3)) return no("missing inputs");
+  if (!is_int8(n.input_dtypes[0])) return no("x must be uint8 or int8");
+  if (!n.input_is_constant[3]) return no("weights must be a constant initializer (packed once at compile time)");
+  const auto w_shape = n.constant_shapes.count(3) ? n.constant_shapes.at(3) : std::vector<int64_t>{};
+  if (w_shape.size() != 4) return no("only 2-D convolutions (rank-4 constant weights) are compiled");
+  if (n.input_rank(0) && *n.input_rank(0) != 4) return no("only 2-D convolutions (rank-4 input) are compiled");
+  if (auto e = check_window_2d(n); !e.empty()) return no(e);
+  if (n.attr_int("group", 1) < 1) return no("group must be positive");
+  for (auto e : {check_scalar_params(n, 1, 2, false, "x"), check_scalar_params(n, 6, 7, false, "y"),
+                 check_weights(n, 3, 4, 5, w_shape[0], "convolution"), check_output(n, 7)})
+    if (!e.empty()) return no(e);
+  if (n.has_input(8) && (n.input_dtypes[8] != LOOM_DTYPE_INT32 || n.input_rank(8) != 1u))
+    return no("B must be a 1-D int32 tensor");
+  return {OpRole::kCompute, {}};
+}
+
+SupportVerdict check_qlinear_matmul(const NodeSpec& n) {
+  // a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point
+  if (n.inputs.size() < 8 || !n.has_input(3)) return no("missing inputs");
+  if (!is_int8(n.input_dtypes[0])) return no("a must be uint8 or int8");
+  if (!n.input_is_constant[3]) return no("b must be a constant initializer (packed once at compile time)");
+  if (const auto r = n.input_rank(0); r && (*r < 1 || *r > 6)) return no("a must have rank 1..6");
+  const auto b_shape = n.constant_shapes.count(3) ? n.constant_shapes.at(3) : std::vector<int64_t>{};
+  // Batched or 1-D b would need a per-batch (or vector) int8 matmul; only
+  // the 2-D constant b of linear layers is compiled.
+  if (b_shape.size() != 2) return no("b must be a 2-D constant (batched or 1-D b is left to the reference EP)");
+  for (auto e : {check_scalar_params(n, 1, 2, false, "a"), check_scalar_params(n, 6, 7, false, "y"),
+                 check_weights(n, 3, 4, 5, b_shape[1], "matmul"), check_output(n, 7)})
+    if (!e.empty()) return no(e);
+  return {OpRole::kCompute, {}};
+}
+
+// Q / DQ parameters: a scalar scale and zero point, or (opset 13+) a 1-D
+// constant scale along `axis` with zero points that are all equal (oneDNN
+// 2.6 reorders take per-dimension scales but one common zero point).
+std::string check_q_dq_params(const NodeSpec& n, const char* what) {
+  if (scalar_constant(n, 1)) return check_scalar_params(n, 1, 2, true, what);
+  if (n.opset < 13 || !n.input_is_constant[1] || n.input_dtypes[1] != LOOM_DTYPE_FLOAT ||
+      n.constant_shapes.at(1).size() != 1)
+    return std::string(what) + " scale must be a float32 constant, scalar or 1-D (per axis)";
+  if (auto it = n.small_constants.find(1); it != n.small_constants.end())
+    for (double v : it->second)
+      if (!positive_finite(v)) return std::string(what) + " scales must be positive and finite";
+  if (const auto r = n.input_rank(0)) {
+    const int64_t rank = static_cast<int64_t>(*r), axis = n.attr_int("axis", 1);
+    if (axis < -rank || axis >= rank) return "axis out of range";
+  }
+  if (!n.has_input(2) || n.zero_constants.count(2)) return {};
+  auto it = n.small_constants.find(2);
+  if (it == n.small_constants.end() || !n.input_is_constant[2])
+    return std::string(what) + " zero points must be constant";
+  for (double v : it->second)
+    if (v != it->second.front())
+      return std::string("per-axis zero points that differ: oneDNN 2.6 reorders take one common zero point");
+  if (!is_int8(n.input_dtypes[2])) return std::string(what) + " zero point must be uint8 or int8";
+  return {};
+}
+
+SupportVerdict check_quantize(const NodeSpec& n) {
+  // x, y_scale, y_zero_point (optional: uint8 zero)
+  if (n.input_dtypes[0] != LOOM_DTYPE_FLOAT) return no("only float32 inputs are quantized here");
+  if (auto e = check_q_dq_params(n, "y"); !e.empty()) return no(e);
+  if (n.has_input(2) ? !is_int8(n.output_dtypes[0]) || n.output_dtypes[0] != n.input_dtypes[2]
+                     : n.output_dtypes[0] != LOOM_DTYPE_UINT8)
+    return no("output must be uint8 or int8, the type of y_zero_point");
+  return {OpRole::kCompute, {}};
+}
+
+SupportVerdict check_dequantize(const NodeSpec& n) {
+  // x, x_scale, x_zero_point (optional: zero)
+  if (!is_int8(n.input_dtypes[0])) return no("only uint8 / int8 inputs are dequantized here (int32 is left to the reference EP)");
+  if (auto e = check_q_dq_params(n, "x"); !e.empty()) return no(e);
+  if (n.output_dtypes[0] != LOOM_DTYPE_FLOAT) return no("output must be float32");
+  return {OpRole::kCompute, {}};
+}
+
+}  // namespace
+
+bool is_quantized_op(const std::string& op) {
+  return op == "QLinearConv" || op == "QLinearMatMul" || op == "QuantizeLinear" || op == "DequantizeLinear";
+}
+
+SupportVerdict check_quantized(const NodeSpec& n) {
+  if (!n.has_input(0) || n.outputs.empty() || n.outputs[0].empty()) return no("missing input or output");
+  if (n.input_rank(0) && *n.input_rank(0) > 12) return no("rank above oneDNN's limit");
+  if (n.op_type == "QLinearConv") return check_qlinear_conv(n);
+  if (n.op_type == "QLinearMatMul") return check_qlinear_matmul(n);
+  if (n.op_type == "QuantizeLinear") return check_quantize(n);
+  return check_dequantize(n);
+}
+
+}  // namespace loom::onednn

@@ -1,0 +1,396 @@
+// Quantized ops on cpu_onednn vs the reference EP: QLinearConv (u8 / s8
+// activations, per-tensor and per-channel weight scales, zero points, bias,
+// groups, depthwise, strides and pads, 1x1), QLinearMatMul (2-D, batched,
+// per-column scales), QuantizeLinear / DequantizeLinear (per tensor and per
+// axis), a Q/DQ chain in one partition, and the cases the EP leaves to the
+// reference EP.
+//
+// Tolerance for integer outputs: at most 1 step. Both EPs compute the same
+// int32 accumulators and the same float requantization scale, and both
+// round half to even, but oneDNN may form the float product in another
+// order (bias and zero points folded in differently, or, for
+// QuantizeLinear, x * (1 / scale) where ONNX divides): a value within an
+// ulp of a .5 tie may then round the other way. Nearly all elements must
+// match exactly (checked: at most 1% differ).
+#include <cstdint>
+#include <set>
+
+#include "ep_compare.h"
+
+namespace loom::ep_testing {
+namespace {
+
+constexpr auto kU8 = ::onnx::TensorProto::UINT8;
+constexpr auto kS8 = ::onnx::TensorProto::INT8;
+constexpr auto kS32 = ::onnx::TensorProto::INT32;
+
+void scalar_float(testing::ModelBuilder& m, const std::string& name, float v) { m.float_initializer(name, {}, {v}); }
+
+// Deterministic integers in [lo, hi].
+std::vector<int32_t> random_ints(size_t n, uint32_t seed, int32_t lo, int32_t hi) {
+  std::vector<int32_t> out;
+  for (float v : random_values(n, seed, 0.f, 1.f))
+    out.push_back(std::min(hi, lo + static_cast<int32_t>(v * static_cast<float>(hi - lo + 1))));
+  return out;
+}
+
+Tensor int8_tensor(const std::vector<int64_t>& dims, bool is_signed, uint32_t seed) {
+  const size_t n = static_cast<size_t>(count(dims));
+  if (is_signed) {
+    std::vector<int8_t> v;
+    for (int32_t x : random_ints(n, seed, -128, 127)) v.push_back(static_cast<int8_t>(x));
+    return Tensor::from_vector(DType::kInt8, dims, v);
+  }
+  std::vector<uint8_t> v;
+  for (int32_t x : random_ints(n, seed, 0, 255)) v.push_back(static_cast<uint8_t>(x));
+  return Tensor::from_vector(DType::kUint8, dims, v);
+}
+
+// Integer outputs: equal dims and type, every element within 1 of the
+// reference, at most `max_off_percent` % of them off by one (see the file
+// comment).
+void expect_within_one(const Tensor& want, const Tensor& got, const std::string& what, int max_off_percent = 1) {
+  ASSERT_EQ(want.dims(), got.dims()) << what;
+  ASSERT_EQ(want.dtype(), got.dtype()) << what;
+  auto at = [](const Tensor& t, int64_t i) -> int32_t {
+    return t.dtype() == DType::kInt8 ? t.data_as<int8_t>()[i] : t.data_as<uint8_t>()[i];
+  };
+  int64_t off_by_one = 0, reported = 0;
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    const int32_t e = at(want, i), a = at(got, i);
+    if (e == a) continue;
+    if (std::abs(e - a) == 1) {
+      ++off_by_one;
+      continue;
+    }
+    if (reported++ < 5) ADD_FAILURE() << what << ": element " << i << " is " << a << ", reference " << e;
+  }
+  EXPECT_LE(off_by_one * 100, want.element_count() * max_off_percent) << what << ": " << off_by_one << " elements off by one";
+}
+
+// Runs `model` on cpu_onednn alone (fallback denied: every node must be
+// claimed, checked again here by name) and on the reference EP.
+void expect_quantized_match(const std::string& model, const std::map<std::string, Tensor>& inputs,
+                            const std::string& what, int max_off_percent = 1) {
+  auto onednn = make_session(onednn_env(), model);
+  auto reference = make_session(reference_env(), model);
+  ASSERT_TRUE(onednn && reference) << what;
+  for (const auto& n : onednn->placement().nodes) EXPECT_EQ(n.provider, "cpu_onednn") << what << ": " << n.op_type;
+  auto got = onednn->run(inputs);
+  auto want = reference->run(inputs);
+  ASSERT_TRUE(want.has_value()) << what << ": reference: " << want.status().message();
+  ASSERT_TRUE(got.has_value()) << what << ": cpu_onednn: " << got.status().message();
+  ASSERT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    const std::string out = what + " output " + std::to_string(i);
+    if ((*want)[i].dtype() == DType::kFloat)
+      expect_close((*want)[i], (*got)[i], {}, out);
+    else
+      expect_within_one((*want)[i], (*got)[i], out, max_off_percent);
+  }
+}
+
+// --- QLinearConv ---
+
+struct QConvCase {
+  std::vector<int64_t> x;  // N, C, H, W
+  int64_t out_channels, kernel, group;
+  std::vector<int64_t> strides, pads;
+  bool x_signed, y_signed, per_channel, bias;
+  int32_t x_zero, y_zero;
+};
+
+// Weight scales and y_scale put the outputs' spread at about +-40 steps
+// around y_zero, so rounding, zero points and saturation all matter.
+std::string qlinear_conv_model(const QConvCase& c, int32_t w_zero = 0, bool constant_weights = true) {
+  testing::ModelBuilder m;
+  m.input("x", c.x_signed ? kS8 : kU8, c.x);
+  const std::vector<int64_t> w = {c.out_channels, c.x[1] / c.group, c.kernel, c.kernel};
+  const float x_scale = 0.02f;
+  scalar_float(m, "x_scale", x_scale);
+  m.int_initializer("x_zero", c.x_signed ? kS8 : kU8, {}, {c.x_zero});
+  if (constant_weights)
+    m.int_initializer("w", kS8, w, random_ints(static_cast<size_t>(count(w)), 11, -127, 127));
+  else
+    m.input("w", kS8, w);
+  std::vector<float> w_scales = {0.004f};
+  if (c.per_channel) w_scales = random_values(static_cast<size_t>(c.out_channels), 12, 0.002f, 0.008f);
+  const std::vector<int64_t> scale_dims = c.per_channel ? std::vector<int64_t>{c.out_channels} : std::vector<int64_t>{};
+  m.float_initializer("w_scale", scale_dims, w_scales);
+  m.int_initializer("w_zero", kS8, scale_dims, std::vector<int32_t>(w_scales.size(), w_zero));
+  const float fan_in = static_cast<float>(w[1] * c.kernel * c.kernel);
+  scalar_float(m, "y_scale", x_scale * 0.004f * 73.f * 73.f * std::sqrt(fan_in) / 40.f);
+  m.int_initializer("y_zero", c.y_signed ? kS8 : kU8, {}, {c.y_zero});
+  std::vector<std::string> in = {"x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero"};
+  if (c.bias) {
+    m.int_initializer("b", kS32, {c.out_channels}, random_ints(static_cast<size_t>(c.out_channels), 13, -3000, 3000));
+    in.push_back("b");
+  }
+  auto& n = m.node("QLinearConv", in, {"y"});
+  testing::add_int_attr(n, "group", c.group);
+  if (!c.strides.empty()) add_ints_attr(n, "strides", c.strides);
+  if (!c.pads.empty()) add_ints_attr(n, "pads", c.pads);
+  m.output("y", c.y_signed ? kS8 : kU8, {});
+  return m.bytes();
+}
+
+TEST(OnednnQLinearConv, MatchesReferenceAcrossCases) {
+  const std::vector<QConvCase> cases = {
+      // x, M, k, group, strides, pads, x_signed, y_signed, per_channel, bias, x_zero, y_zero
+      {{1, 16, 8, 8}, 16, 3, 1, {}, {1, 1, 1, 1}, false, false, false, false, 0, 0},         // u8, all zero points 0
+      {{1, 16, 8, 8}, 32, 3, 1, {}, {1, 1, 1, 1}, false, false, false, true, 128, 0},        // x zero point, bias
+      {{2, 8, 9, 7}, 16, 3, 1, {1, 1}, {1, 1, 1, 1}, false, false, true, true, 120, 100},  // per-channel, both zps
+      {{1, 16, 10, 10}, 24, 3, 1, {2, 2}, {1, 0, 2, 1}, false, true, true, false, 7, -5},  // strided, asym pads, s8 y
+      {{1, 16, 9, 9}, 16, 3, 1, {}, {}, true, true, false, true, 0, 0},                    // s8 x, no padding
+      {{1, 16, 9, 9}, 32, 3, 1, {1, 1}, {1, 1, 1, 1}, true, false, true, true, -3, 128},   // s8 x with zero point
+      {{1, 8, 9, 9}, 12, 3, 4, {1, 1}, {1, 1, 1, 1}, false, false, true, true, 130, 128},  // grouped
+      {{2, 32, 14, 14}, 32, 3, 32, {2, 2}, {1, 1, 1, 1}, false, false, true, true, 128, 128},  // depthwise
+      {{1, 32, 14, 14}, 32, 3, 32, {1, 1}, {1, 1, 1, 1}, true, true, false, false, 5, 0},      // depthwise s8
+      {{1, 64, 7, 7}, 48, 1, 1, {}, {}, false, false, true, true, 128, 128},                   // 1x1
+      {{1, 64, 14, 14}, 32, 1, 1, {2, 2}, {}, true, false, false, true, 0, 64},                // 1x1 strided
+      {{1, 3, 32, 32}, 16, 7, 1, {2, 2}, {3, 3, 3, 3}, false, false, true, true, 128, 0},      // a stem
+  };
+  for (size_t i = 0; i < cases.size(); ++i)
+    expect_quantized_match(qlinear_conv_model(cases[i]), {{"x", int8_tensor(cases[i].x, cases[i].x_signed, 100 + i)}},
+                           "qlinearconv case " + std::to_string(i));
+}
+
+// Inputs that are all the zero point: padding must read as zero after the
+// shift (oneDNN compensates the zero point in the padded border too), so
+// the result is the bias alone, everywhere.
+TEST(OnednnQLinearConv, PaddingReadsTheZeroPoint) {
+  const QConvCase c{{1, 16, 6, 6}, 16, 3, 1, {}, {1, 1, 1, 1}, false, false, true, true, 77, 3};
+  std::vector<uint8_t> x(16 * 36, 77);
+  expect_quantized_match(qlinear_conv_model(c), {{"x", Tensor::from_vector(DType::kUint8, {1, 16, 6, 6}, x)}},
+                         "constant input");
+}
+
+// A second input shape builds a second program after the first released
+// the host's copy of the weights: the weights are rebuilt from the packed
+// copy, whose layout carries oneDNN's zero-point compensation.
+TEST(OnednnQLinearConv, SecondShapeRebuildsWeightsFromThePackedCopy) {
+  QConvCase c{{1, 16, -1, -1}, 32, 3, 1, {}, {1, 1, 1, 1}, false, false, true, true, 128, 120};
+  const std::string model = qlinear_conv_model(c);
+  auto onednn = make_session(onednn_env(), model);
+  auto reference = make_session(reference_env(), model);
+  ASSERT_TRUE(onednn && reference);
+  for (int64_t hw : {8, 11, 8}) {
+    const std::map<std::string, Tensor> in = {{"x", int8_tensor({1, 16, hw, hw}, false, 300 + static_cast<uint32_t>(hw))}};
+    auto got = onednn->run(in);
+    auto want = reference->run(in);
+    ASSERT_TRUE(got.has_value() && want.has_value()) << hw;
+    expect_within_one((*want)[0], (*got)[0], "size " + std::to_string(hw));
+  }
+}
+
+// The cases oneDNN 2.6 cannot compute stay on the reference EP, with a reason.
+TEST(OnednnQLinearConv, LeavesUnsupportedCasesToTheReference) {
+  const QConvCase c{{1, 8, 6, 6}, 8, 3, 1, {}, {1, 1, 1, 1}, false, false, true, true, 128, 128};
+  struct Decline {
+    std::string model, reason;
+  };
+  const std::vector<Decline> declines = {
+      {qlinear_conv_model(c, 3), "weight zero point"},
+      {qlinear_conv_model(c, 0, false), "constant"},
+  };
+  auto env = environment({"cpu_onednn", "reference"}, FallbackPolicy::kAllow);
+  for (const Decline& d : declines) {
+    auto s = make_session(env, d.model);
+    auto reference = make_session(reference_env(), d.model);
+    ASSERT_TRUE(s && reference);
+    ASSERT_EQ(s->placement().nodes.size(), 1u);
+    EXPECT_EQ(s->placement().nodes[0].provider, "reference");
+    EXPECT_NE(s->placement().nodes[0].reason.find(d.reason), std::string::npos) << s->placement().nodes[0].reason;
+    std::map<std::string, Tensor> in = {{"x", int8_tensor(c.x, false, 1)}};
+    if (d.reason == "constant") {
+      std::vector<int8_t> w(8 * 8 * 9);
+      for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+      in["w"] = Tensor::from_vector(DType::kInt8, {8, 8, 3, 3}, w);
+    }
+    auto got = s->run(in);
+    auto want = reference->run(in);
+    ASSERT_TRUE(got.has_value() && want.has_value());
+    expect_within_one((*want)[0], (*got)[0], d.reason);
+  }
+}
+
+// --- QLinearMatMul ---
+
+std::string qlinear_matmul_model(const std::vector<int64_t>& a, int64_t cols, bool a_signed, bool y_signed,
+                                 bool per_column, int32_t a_zero, int32_t y_zero) {
+  testing::ModelBuilder m;
+  m.input("a", a_signed ? kS8 : kU8, a);
+  const int64_t k = a.back();
+  scalar_float(m, "a_scale", 0.03f);
+  m.int_initializer("a_zero", a_signed ? kS8 : kU8, {}, {a_zero});
+  m.int_initializer("b", kS8, {k, cols}, random_ints(static_cast<size_t>(k * cols), 21, -127, 127));
+  std::vector<float> b_scales = {0.005f};
+  if (per_column) b_scales = random_values(static_cast<size_t>(cols), 22, 0.002f, 0.008f);
+  const std::vector<int64_t> scale_dims = per_column ? std::vector<int64_t>{cols} : std::vector<int64_t>{};
+  m.float_initializer("b_scale", scale_dims, b_scales);
+  m.int_initializer("b_zero", kS8, scale_dims, std::vector<int32_t>(b_scales.size(), 0));
+  scalar_float(m, "y_scale", 0.03f * 0.005f * 73.f * 73.f * std::sqrt(static_cast<float>(k)) / 40.f);
+  m.int_initializer("y_zero", y_signed ? kS8 : kU8, {}, {y_zero});
+  m.node("QLinearMatMul", {"a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "y_scale", "y_zero"}, {"y"});
+  m.output("y", y_signed ? kS8 : kU8, {});
+  return m.bytes();
+}
+
+TEST(OnednnQLinearMatMul, MatchesReference) {
+  struct Case {
+    std::vector<int64_t> a;
+    int64_t cols;
+    bool a_signed, y_signed, per_column;
+    int32_t a_zero, y_zero;
+  };
+  const std::vector<Case> cases = {
+      {{4, 64}, 32, false, false, false, 0, 0},
+      {{7, 96}, 48, false, false, true, 128, 120},      // per-column, zero points
+      {{2, 5, 64}, 40, false, true, true, 100, -7},     // batched, s8 y
+      {{3, 2, 6, 32}, 16, true, false, false, -4, 128},  // rank 4, s8 a
+      {{64}, 24, true, true, true, 0, 3},               // 1-D a
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    expect_quantized_match(qlinear_matmul_model(c.a, c.cols, c.a_signed, c.y_signed, c.per_column, c.a_zero, c.y_zero),
+                           {{"a", int8_tensor(c.a, c.a_signed, 200 + i)}}, "qlinearmatmul case " + std::to_string(i));
+  }
+}
+
+// --- QuantizeLinear / DequantizeLinear ---
+
+std::string quantize_model(bool is_signed, bool with_zero, int32_t zero, const std::vector<int64_t>& dims) {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, dims);
+  scalar_float(m, "scale", 0.05f);
+  if (with_zero) m.int_initializer("zero", is_signed ? kS8 : kU8, {}, {zero});
+  if (with_zero)
+    m.node("QuantizeLinear", {"x", "scale", "zero"}, {"y"});
+  else
+    m.node("QuantizeLinear", {"x", "scale"}, {"y"});
+  m.output("y", with_zero && is_signed ? kS8 : kU8, {});
+  return m.bytes();
+}
+
+std::string dequantize_model(bool is_signed, bool with_zero, int32_t zero, const std::vector<int64_t>& dims) {
+  testing::ModelBuilder m;
+  m.input("x", is_signed ? kS8 : kU8, dims);
+  scalar_float(m, "scale", 0.05f);
+  if (with_zero) m.int_initializer("zero", is_signed ? kS8 : kU8, {}, {zero});
+  if (with_zero)
+    m.node("DequantizeLinear", {"x", "scale", "zero"}, {"y"});
+  else
+    m.node("DequantizeLinear", {"x", "scale"}, {"y"});
+  m.output("y", kFloat, {});
+  return m.bytes();
+}
+
+TEST(OnednnQuantizeLinear, QuantizeMatchesReference) {
+  const std::vector<int64_t> dims = {2, 3, 5, 7};
+  // Values span past both ends of the int8 ranges (saturation) and land on
+  // exact .5 ties (multiples of 0.025 = scale / 2) to check half-to-even.
+  Tensor x = random_tensor(dims, 31, -10.f, 10.f);
+  float* p = x.mutable_data_as<float>();
+  for (int64_t i = 0; i < 40; ++i) p[i] = 0.025f * static_cast<float>(i - 20);
+  // The 40 tie values may each round the other way (x * (1 / scale) is not
+  // x / scale): up to 20% of the 210 elements off by one, none by more.
+  expect_quantized_match(quantize_model(false, true, 128, dims), {{"x", x}}, "u8 zero 128", 20);
+  expect_quantized_match(quantize_model(false, true, 3, dims), {{"x", x}}, "u8 zero 3", 20);
+  expect_quantized_match(quantize_model(true, true, -10, dims), {{"x", x}}, "s8 zero -10", 20);
+  expect_quantized_match(quantize_model(true, true, 0, dims), {{"x", x}}, "s8 zero 0", 20);
+  expect_quantized_match(quantize_model(false, false, 0, dims), {{"x", x}}, "u8 no zero point", 20);
+  // Random values only: ties are then as rare as anywhere.
+  expect_quantized_match(quantize_model(false, true, 128, dims), {{"x", random_tensor(dims, 32, -10.f, 10.f)}},
+                         "u8 random");
+}
+
+TEST(OnednnDequantizeLinear, DequantizeMatchesReference) {
+  const std::vector<int64_t> dims = {2, 3, 5, 7};
+  expect_quantized_match(dequantize_model(false, true, 128, dims), {{"x", int8_tensor(dims, false, 41)}}, "u8");
+  expect_quantized_match(dequantize_model(true, true, -5, dims), {{"x", int8_tensor(dims, true, 42)}}, "s8");
+  expect_quantized_match(dequantize_model(false, false, 0, dims), {{"x", int8_tensor(dims, false, 43)}}, "no zero");
+}
+
+// Per-axis scales along `axis` with zero points `zeros` (one per channel).
+std::string per_axis_model(const std::string& op, bool is_signed, int64_t axis, const std::vector<int64_t>& dims,
+                           const std::vector<int32_t>& zeros) {
+  testing::ModelBuilder m;
+  const auto q_type = is_signed ? kS8 : kU8;
+  m.input("x", op == "QuantizeLinear" ? kFloat : q_type, dims);
+  const int64_t channels = dims[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(dims.size()) : axis)];
+  m.float_initializer("scale", {channels}, random_values(static_cast<size_t>(channels), 51, 0.01f, 0.1f));
+  m.int_initializer("zero", q_type, {channels}, zeros);
+  testing::add_int_attr(m.node(op, {"x", "scale", "zero"}, {"y"}), "axis", axis);
+  m.output("y", op == "QuantizeLinear" ? q_type : kFloat, {});
+  return m.bytes();
+}
+
+TEST(OnednnQuantizeLinear, PerAxisWithACommonZeroPoint) {
+  const std::vector<int64_t> dims = {2, 6, 5, 4};
+  const Tensor x = random_tensor(dims, 52, -8.f, 8.f);
+  expect_quantized_match(per_axis_model("QuantizeLinear", false, 1, dims, std::vector<int32_t>(6, 128)), {{"x", x}},
+                         "Q per-axis u8");
+  expect_quantized_match(per_axis_model("QuantizeLinear", true, -1, dims, std::vector<int32_t>(4, 0)), {{"x", x}},
+                         "Q per-axis s8, axis -1");
+  expect_quantized_match(per_axis_model("DequantizeLinear", false, 1, dims, std::vector<int32_t>(6, 100)),
+                         {{"x", int8_tensor(dims, false, 53)}}, "DQ per-axis u8");
+  expect_quantized_match(per_axis_model("DequantizeLinear", true, 0, dims, std::vector<int32_t>(2, 0)),
+                         {{"x", int8_tensor(dims, true, 54)}}, "DQ per-axis s8, axis 0");
+}
+
+TEST(OnednnQuantizeLinear, PerAxisZeroPointsThatDifferStayOnTheReference) {
+  const std::vector<int64_t> dims = {1, 3, 4, 4};
+  const std::string model = per_axis_model("DequantizeLinear", false, 1, dims, {0, 128, 7});
+  auto env = environment({"cpu_onednn", "reference"}, FallbackPolicy::kAllow);
+  auto s = make_session(env, model);
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->placement().nodes.size(), 1u);
+  EXPECT_EQ(s->placement().nodes[0].provider, "reference");
+  EXPECT_NE(s->placement().nodes[0].reason.find("common zero point"), std::string::npos) << s->placement().nodes[0].reason;
+}
+
+// A QDQ block as the core's transformer leaves it: Q -> QLinearConv -> DQ
+// -> Relu -> Q -> QLinearConv -> DQ -> (+ x) in one partition, int8
+// values in oneDNN-chosen layouts between the primitives.
+TEST(OnednnQLinear, QdqChainRunsInOnePartition) {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {1, 16, 12, 12});
+  scalar_float(m, "s_act", 0.02f);
+  m.int_initializer("z_act", kU8, {}, {128});
+  for (const char* w : {"w1", "w2"}) {
+    m.int_initializer(w, kS8, {16, 16, 3, 3}, random_ints(16 * 16 * 9, w[1], -127, 127));
+    m.float_initializer(std::string(w) + "_s", {16}, random_values(16, w[1] + 5, 0.001f, 0.003f));
+    m.int_initializer(std::string(w) + "_z", kS8, {16}, std::vector<int32_t>(16, 0));
+  }
+  m.int_initializer("b1", kS32, {16}, random_ints(16, 3, -2000, 2000));
+  m.node("QuantizeLinear", {"x", "s_act", "z_act"}, {"xq"});
+  add_ints_attr(m.node("QLinearConv", {"xq", "s_act", "z_act", "w1", "w1_s", "w1_z", "s_act", "z_act", "b1"}, {"c1"}),
+                "pads", {1, 1, 1, 1});
+  m.node("DequantizeLinear", {"c1", "s_act", "z_act"}, {"d1"});
+  m.node("Relu", {"d1"}, {"r1"});
+  m.node("QuantizeLinear", {"r1", "s_act", "z_act"}, {"q2"});
+  add_ints_attr(m.node("QLinearConv", {"q2", "s_act", "z_act", "w2", "w2_s", "w2_z", "s_act", "z_act"}, {"c2"}),
+                "pads", {1, 1, 1, 1});
+  m.node("DequantizeLinear", {"c2", "s_act", "z_act"}, {"d2"});
+  m.node("Add", {"d2", "x"}, {"y"});
+  m.output("y", kFloat, {});
+  // Float output: one requantization step differing (a tie) shows as a
+  // difference of one activation step, 0.02.
+  auto onednn = make_session(onednn_env(), m.bytes());
+  auto reference = make_session(reference_env(), m.bytes());
+  ASSERT_TRUE(onednn && reference);
+  std::set<std::string> partitions;
+  for (const auto& n : onednn->placement().nodes) {
+    EXPECT_EQ(n.provider, "cpu_onednn") << n.op_type;
+    partitions.insert(n.reason);
+  }
+  EXPECT_EQ(partitions.size(), 1u) << "expected one oneDNN partition";
+  const std::map<std::string, Tensor> in = {{"x", random_tensor({1, 16, 12, 12}, 5, -2.f, 2.f)}};
+  auto got = onednn->run(in);
+  auto want = reference->run(in);
+  ASSERT_TRUE(got.has_value() && want.has_value());
+  expect_close((*want)[0], (*got)[0], {0, 0.0201}, "qdq chain");
+}
+
+}  // namespace
+}  // namespace loom::ep_testing
