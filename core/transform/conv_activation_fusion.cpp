@@ -5,7 +5,6 @@
 // `activation_params` (LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha,
 // beta). Where the activation only runs as a post-op anyway (cpu_onednn), the
 // fused node costs nothing; the reference EP saves a pass over the output.
-#include <cfloat>
 #include <optional>
 
 #include "transform/fused_node.h"
@@ -29,25 +28,6 @@ float float_attr(const ir::Node& n, const std::string& name, float fallback) {
   return a && a->type == ir::AttrType::kFloat ? a->f : fallback;
 }
 
-// Clip's bounds: attributes before opset 11, optional one-element constant
-// inputs from 11 (a bound computed at run time: nullopt).
-std::optional<std::vector<float>> clip_bounds(const GraphMatcher& m, const ir::Node& clip) {
-  float lo = -FLT_MAX, hi = FLT_MAX;
-  if (clip.opset < 11) {
-    if (clip.inputs.size() != 1) return std::nullopt;
-    lo = float_attr(clip, "min", lo);
-    hi = float_attr(clip, "max", hi);
-  } else {
-    for (size_t i = 1; i < clip.inputs.size(); ++i) {
-      if (clip.inputs[i].empty()) continue;
-      auto c = m.float_constant(clip.inputs[i]);
-      if (!c || c->size() != 1) return std::nullopt;
-      (i == 1 ? lo : hi) = (*c)[0];
-    }
-  }
-  return std::vector<float>{lo, hi};
-}
-
 std::optional<ConvActivationMatch> match(const GraphMatcher& m, const ir::Node& conv) {
   if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 ||
       (conv.inputs.size() != 2 && conv.inputs.size() != 3))
@@ -65,9 +45,9 @@ std::optional<ConvActivationMatch> match(const GraphMatcher& m, const ir::Node& 
   } else if (op == "HardSigmoid" && act->inputs.size() == 1) {
     out.params = {float_attr(*act, "alpha", 0.2f), float_attr(*act, "beta", 0.5f)};
   } else if (op == "Clip") {
-    auto bounds = clip_bounds(m, *act);
+    auto bounds = m.clip_bounds(*act);
     if (!bounds) return std::nullopt;
-    out.params = *bounds;
+    out.params = {bounds->first, bounds->second};
   } else {
     return std::nullopt;
   }

@@ -1,6 +1,7 @@
 #include "transform/graph_matcher.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 namespace loom::transform {
@@ -59,6 +60,23 @@ std::optional<std::vector<float>> GraphMatcher::float_constant(const std::string
     return std::nullopt;
   const float* d = it->second.data_as<float>();
   return std::vector<float>(d, d + it->second.element_count());
+}
+
+std::optional<std::pair<float, float>> GraphMatcher::clip_bounds(const ir::Node& clip) const {
+  float lo = -FLT_MAX, hi = FLT_MAX;
+  if (clip.opset < 11) {
+    if (clip.inputs.size() != 1) return std::nullopt;
+    if (const ir::Attribute* a = clip.find_attribute("min"); a && a->type == ir::AttrType::kFloat) lo = a->f;
+    if (const ir::Attribute* a = clip.find_attribute("max"); a && a->type == ir::AttrType::kFloat) hi = a->f;
+    return std::pair{lo, hi};
+  }
+  for (size_t i = 1; i < clip.inputs.size(); ++i) {
+    if (clip.inputs[i].empty()) continue;
+    auto c = float_constant(clip.inputs[i]);
+    if (!c || c->size() != 1) return std::nullopt;
+    (i == 1 ? lo : hi) = (*c)[0];
+  }
+  return std::pair{lo, hi};
 }
 
 std::optional<Dims> GraphMatcher::constant_dims(const std::string& value) const {

@@ -54,6 +54,10 @@ class GraphMatcher {
     std::string input, bias;
   };
   std::optional<BiasAdd> bias_add(const std::string& x, const std::set<ir::NodeId>& pattern) const;
+  // Clip's constant bounds (attributes before opset 11, optional
+  // one-element constant inputs from 11; absent: -FLT_MAX / FLT_MAX), or
+  // nullopt for a bound computed at run time.
+  std::optional<std::pair<float, float>> clip_bounds(const ir::Node& clip) const;
   // The value's last dim when its type and that dim are known, else -1.
   int64_t last_dim(const std::string& value) const;
   // ReduceMean over the last axis only, keepdims = 1 (axes as attribute

@@ -7,8 +7,10 @@
 // the type's minimum, Q(x) = Q(0) for every x <= 0, so Q(Relu(x)) = Q(x);
 // Clip(lo, hi) may go when Q(lo) = qmin and Q(hi) = qmax (what it cuts off
 // saturates anyway). The Relu / Clip must feed only that Q.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <tuple>
 
 #include "transform/graph_matcher.h"
 #include "transform/graph_patch.h"
@@ -30,24 +32,6 @@ int64_t quantize(double x, float scale, int64_t zero, int64_t qmin, int64_t qmax
   return static_cast<int64_t>(std::clamp(q, static_cast<double>(qmin), static_cast<double>(qmax)));
 }
 
-// Clip's constant bounds (attributes before opset 11, inputs from 11).
-bool clip_bounds(const GraphMatcher& m, const ir::Node& clip, float* lo, float* hi) {
-  *lo = -FLT_MAX;
-  *hi = FLT_MAX;
-  if (clip.opset < 11) {
-    if (const ir::Attribute* a = clip.find_attribute("min")) *lo = a->f;
-    if (const ir::Attribute* a = clip.find_attribute("max")) *hi = a->f;
-    return true;
-  }
-  for (size_t i = 1; i < clip.inputs.size(); ++i) {
-    if (clip.inputs[i].empty()) continue;
-    auto c = m.float_constant(clip.inputs[i]);
-    if (!c || c->size() != 1) return false;
-    (i == 1 ? *lo : *hi) = (*c)[0];
-  }
-  return true;
-}
-
 std::optional<ActivationMatch> match(const GraphMatcher& m, const ir::Node& act) {
   const bool relu = GraphMatcher::is(act, "Relu", 1);
   if ((!relu && (act.op_type != "Clip" || !act.domain.empty() || act.outputs.size() != 1)) || act.inputs.empty() ||
@@ -59,7 +43,11 @@ std::optional<ActivationMatch> match(const GraphMatcher& m, const ir::Node& act)
   if (!p || !p->per_tensor()) return std::nullopt;
   const int64_t qmin = p->type == DType::kUint8 ? 0 : -128, qmax = p->type == DType::kUint8 ? 255 : 127;
   float lo = 0.0f, hi = FLT_MAX;
-  if (!relu && !clip_bounds(m, act, &lo, &hi)) return std::nullopt;
+  if (!relu) {
+    auto bounds = m.clip_bounds(act);
+    if (!bounds) return std::nullopt;
+    std::tie(lo, hi) = *bounds;
+  }
   const float s = p->scale[0];
   const int64_t z = p->zero_point[0];
   if (!(s > 0.0f) || !std::isfinite(s)) return std::nullopt;
