@@ -30,6 +30,7 @@ Counters& counters() {
 OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, EpOptions options)
     : spec_(std::move(spec)), engine_(std::move(engine)), options_(options) {
   // Once per partition, before any program is planned from the spec.
+  fuse_quantized_max_pool_patterns(spec_);
   fuse_hardswish_patterns(spec_);
   fuse_gelu_patterns(spec_);
   fuse_layer_norm_patterns(spec_);

@@ -27,6 +27,9 @@ struct Counters {
   std::atomic<uint64_t> partition_runs{0};
   std::atomic<uint64_t> winograd_convolutions{0};  // convolution steps built with Winograd
   std::atomic<uint64_t> released_constants{0};     // constant inputs whose host copy was released
+  // int8 convolution steps built with a quantized residual (DQ -> Add -> Q)
+  // as post-ops (ops/qlinear_conv.cpp)
+  std::atomic<uint64_t> quantized_residuals{0};
 };
 Counters& counters();
 

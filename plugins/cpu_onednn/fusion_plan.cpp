@@ -1,6 +1,7 @@
 #include "fusion_plan.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "eltwise_ops.h"
@@ -25,6 +26,82 @@ bool joins_chain(const NodeSpec& consumer, const std::string& value) {
   return consumer.inputs[1] == value && is_commutative(*alg);
 }
 
+bool is_onnx_op(const NodeSpec& n, const char* op) {
+  return n.op_type == op && (n.domain.empty() || n.domain == "ai.onnx");
+}
+
+// See plan_fusion's contract (quantized residuals): anchor -> chain.
+std::map<size_t, std::vector<size_t>> plan_quantized_residuals(
+    const PartitionSpec& spec, const std::set<std::string>& outputs,
+    const std::map<std::string, std::vector<size_t>>& consumers, std::vector<bool>& taken) {
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < spec.nodes.size(); ++i)
+    for (const std::string& v : spec.nodes[i].outputs)
+      if (!v.empty()) producer[v] = i;
+  // The only reader of an internal value.
+  auto sole_consumer = [&](const std::string& v) -> std::optional<size_t> {
+    if (v.empty() || outputs.count(v)) return std::nullopt;
+    auto it = consumers.find(v);
+    if (it == consumers.end() || it->second.size() != 1) return std::nullopt;
+    return it->second[0];
+  };
+  auto producer_of = [&](const std::string& v) -> std::optional<size_t> {
+    auto it = producer.find(v);
+    if (it == producer.end()) return std::nullopt;
+    return it->second;
+  };
+  std::map<size_t, std::vector<size_t>> chains;
+  for (size_t add = 0; add < spec.nodes.size(); ++add) {
+    const NodeSpec& a = spec.nodes[add];
+    if (!is_onnx_op(a, "Add") || a.inputs.size() != 2 || a.outputs.size() != 1 || a.inputs[0] == a.inputs[1])
+      continue;
+    // Add -> [Relu] -> QuantizeLinear.
+    std::vector<size_t> tail = {add};
+    auto next = sole_consumer(a.outputs[0]);
+    if (next && is_onnx_op(spec.nodes[*next], "Relu") && spec.nodes[*next].outputs.size() == 1) {
+      tail.push_back(*next);
+      next = sole_consumer(spec.nodes[*next].outputs[0]);
+    }
+    if (!next || !is_onnx_op(spec.nodes[*next], "QuantizeLinear") ||
+        spec.nodes[*next].inputs[0] != spec.nodes[tail.back()].outputs[0])
+      continue;
+    tail.push_back(*next);
+    // Both operands: DequantizeLinear read only here.
+    size_t dq[2];
+    bool ok = true;
+    for (size_t k = 0; k < 2 && ok; ++k) {
+      auto p = producer_of(a.inputs[k]);
+      ok = p && is_onnx_op(spec.nodes[*p], "DequantizeLinear") && sole_consumer(a.inputs[k]) == add && !taken[*p];
+      if (ok) dq[k] = *p;
+    }
+    if (!ok) continue;
+    // The anchor: a QLinearConv whose output only that DQ reads; the later one.
+    std::optional<size_t> anchor, anchor_dq, other_dq;
+    for (size_t k = 0; k < 2; ++k) {
+      const std::string& y = spec.nodes[dq[k]].inputs[0];
+      auto c = producer_of(y);
+      if (!c || !is_onnx_op(spec.nodes[*c], "QLinearConv") || spec.nodes[*c].outputs.size() != 1 || taken[*c] ||
+          chains.count(*c) || sole_consumer(y) != dq[k])
+        continue;
+      if (!anchor || *c > *anchor) {
+        anchor = *c;
+        anchor_dq = dq[k];
+        other_dq = dq[1 - k];
+      }
+    }
+    if (!anchor) continue;
+    bool free = true;
+    for (size_t t : tail) free &= !taken[t];
+    if (!free) continue;
+    std::vector<size_t> chain = {*anchor_dq, *other_dq};
+    chain.insert(chain.end(), tail.begin(), tail.end());
+    taken[*anchor] = true;
+    for (size_t c : chain) taken[c] = true;
+    chains[*anchor] = std::move(chain);
+  }
+  return chains;
+}
+
 }  // namespace
 
 std::vector<BuildUnit> plan_fusion(const PartitionSpec& spec) {
@@ -35,8 +112,13 @@ std::vector<BuildUnit> plan_fusion(const PartitionSpec& spec) {
       if (!v.empty()) consumers[v].push_back(i);
 
   std::vector<bool> taken(spec.nodes.size(), false);
+  const std::map<size_t, std::vector<size_t>> residuals = plan_quantized_residuals(spec, outputs, consumers, taken);
   std::vector<BuildUnit> units;
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    if (auto r = residuals.find(i); r != residuals.end()) {
+      units.push_back(BuildUnit{i, r->second});
+      continue;
+    }
     if (taken[i]) continue;
     taken[i] = true;
     BuildUnit unit{i, {}};

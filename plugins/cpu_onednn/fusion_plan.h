@@ -20,6 +20,19 @@ struct BuildUnit {
 // inside the partition and is not needed outside it; a binary node joins
 // with the chain value as its first operand (either operand when
 // commutative), the other operand produced anywhere else.
+//
+// Quantized residuals are planned first: for
+//   QLinearConv -> y -> DequantizeLinear -> Add <- DequantizeLinear <- r
+//   Add -> [Relu] -> QuantizeLinear -> out
+// the QLinearConv's chain is {DQ(y), DQ(r), Add, [Relu], Q}, in that order
+// (the second DQ is the one other node a chain takes that does not read the
+// chain value: it reads r, produced anywhere else). Every intermediate
+// (y, both DQ results, the Add's and the Relu's) must have that one
+// consumer and not be a partition output; r may have other readers. When
+// both DQs read QLinearConv outputs, the later one in node order is the
+// anchor (its r is then more often computed and free to overwrite).
+// build_qlinear_conv checks the parameters and either absorbs the whole
+// chain or none of it.
 std::vector<BuildUnit> plan_fusion(const PartitionSpec& spec);
 
 }  // namespace loom::onednn

@@ -484,6 +484,56 @@ void fuse_layer_norm_patterns(PartitionSpec& spec) {
   apply_rewrites(spec, replacement, removed);
 }
 
+void fuse_quantized_max_pool_patterns(PartitionSpec& spec) {
+  std::map<size_t, NodeSpec> replacement;  // at the index of the pattern's last node
+  std::set<size_t> removed;
+  const Matcher m(spec);
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < spec.nodes.size(); ++i)
+    for (const std::string& v : spec.nodes[i].outputs)
+      if (!v.empty()) producer[v] = i;
+  // Scalar scale and zero point of a Q / DQ node (zero point 0 when absent).
+  auto params = [](const NodeSpec& q) -> std::optional<std::pair<double, double>> {
+    auto s = q.small_constants.find(1);
+    if (s == q.small_constants.end() || s->second.size() != 1 || !(s->second[0] > 0)) return std::nullopt;
+    if (!q.has_input(2)) return std::make_pair(s->second[0], 0.0);
+    auto z = q.small_constants.find(2);
+    if (z == q.small_constants.end() || z->second.size() != 1) return std::nullopt;
+    return std::make_pair(s->second[0], z->second[0]);
+  };
+  auto is_op = [](const NodeSpec& n, const char* op) {
+    return n.op_type == op && (n.domain.empty() || n.domain == "ai.onnx");
+  };
+  for (size_t p = 0; p < spec.nodes.size(); ++p) {
+    const NodeSpec& pool = spec.nodes[p];
+    if (!is_op(pool, "MaxPool") || pool.inputs.empty() || pool.used_output_count() != 1 || pool.outputs[0].empty())
+      continue;
+    auto dq = producer.find(pool.inputs[0]);
+    if (dq == producer.end() || !is_op(spec.nodes[dq->second], "DequantizeLinear") ||
+        m.sole_consumer(pool.inputs[0]) != p)
+      continue;
+    auto q = m.sole_consumer(pool.outputs[0]);
+    if (!q || !is_op(spec.nodes[*q], "QuantizeLinear") || spec.nodes[*q].inputs[0] != pool.outputs[0]) continue;
+    const NodeSpec &d = spec.nodes[dq->second], &qn = spec.nodes[*q];
+    const auto pd = params(d), pq = params(qn);
+    if (!pd || !pq || *pd != *pq || d.input_dtypes[0] != qn.output_dtypes[0] ||
+        (d.input_dtypes[0] != LOOM_DTYPE_UINT8 && d.input_dtypes[0] != LOOM_DTYPE_INT8))
+      continue;
+    if (removed.count(dq->second) || removed.count(p) || removed.count(*q)) continue;
+    NodeSpec n = pool;
+    n.name = pool.name + " (int8: DequantizeLinear -> MaxPool -> QuantizeLinear)";
+    n.inputs[0] = d.inputs[0];
+    n.input_dtypes[0] = d.input_dtypes[0];
+    n.input_shapes[0] = d.input_shapes[0];
+    n.input_is_constant[0] = false;
+    n.outputs = {qn.outputs[0]};
+    n.output_dtypes = {qn.output_dtypes[0]};
+    replacement.emplace(*q, std::move(n));
+    removed.insert({dq->second, p, *q});
+  }
+  apply_rewrites(spec, replacement, removed);
+}
+
 void fuse_hardswish_patterns(PartitionSpec& spec) {
   std::map<size_t, NodeSpec> replacement;  // at the index of the pattern's last node
   std::set<size_t> removed;

@@ -47,4 +47,12 @@ void fuse_layer_norm_patterns(PartitionSpec& spec);
 // inside one of these, with the whole pattern in one partition.
 std::vector<std::vector<size_t>> find_layer_norm_patterns(const PartitionSpec& spec);
 
+// DequantizeLinear -> MaxPool -> QuantizeLinear with the same scalar scale
+// and zero point on both sides becomes one MaxPool on the int8 data (u8 /
+// s8 in, same type out): dequantization is increasing and Q(DQ(v)) = v, so
+// the result is exact, and the float tensor and two conversions go away.
+// Only when the DQ's and the MaxPool's results have that one consumer, are
+// not partition outputs, and the MaxPool has no Indices output.
+void fuse_quantized_max_pool_patterns(PartitionSpec& spec);
+
 }  // namespace loom::onednn

@@ -2,8 +2,10 @@
 // matmul take u8/s8 sources, s8 weights, per-tensor or per-output-channel
 // output scales fixed when the primitive is created, and zero points on
 // source and destination only; the checks below admit exactly that. All
-// are kCompute: they take no post-op chains (the float chains that follow
-// a DequantizeLinear are the DequantizeLinear's consumers, not theirs).
+// are kCompute: they take no float post-op chains (the float chains that
+// follow a DequantizeLinear are the DequantizeLinear's consumers, not
+// theirs). The one chain a QLinearConv takes, a quantized residual DQ ->
+// Add(DQ(r)) -> [Relu] -> Q, is planned separately (fusion_plan.h).
 #include <cmath>
 
 #include "op_support.h"

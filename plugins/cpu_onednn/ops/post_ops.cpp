@@ -90,7 +90,10 @@ dnnl::post_ops make_post_ops(const std::vector<PostOp>& ops, size_t count) {
     const PostOp& op = ops[i];
     switch (op.kind) {
       case PostOp::kEltwise: po.append_eltwise(1.f, op.eltwise.alg, op.eltwise.alpha, op.eltwise.beta); break;
-      case PostOp::kSum: po.append_sum(1.f); break;
+      case PostOp::kSum:
+        if (op.sum_zero_point != 0) po.append_sum(op.sum_scale, op.sum_zero_point);
+        else po.append_sum(op.sum_scale);
+        break;
       case PostOp::kBinary: po.append_binary(op.binary_alg, op.operand_desc); break;
     }
   }

@@ -18,6 +18,11 @@ struct PostOp {
   enum Kind { kEltwise, kSum, kBinary } kind = kEltwise;
   EltwiseStep eltwise{dnnl::algorithm::eltwise_relu};
   dnnl::algorithm binary_alg = dnnl::algorithm::binary_add;
+  // Sum: dst = sum_scale * (dst_before - sum_zero_point) + result (1 and 0
+  // for a float Add; a quantized residual's r_scale / out_scale and r's
+  // zero point, see qlinear_conv.cpp).
+  float sum_scale = 1.f;
+  int32_t sum_zero_point = 0;
   // Sum operand; binary operand padded to the dst rank, in whatever layout it
   // has (bind_post_ops converts it to operand_desc when needed).
   ValueId operand = 0;
