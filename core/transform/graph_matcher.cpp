@@ -62,6 +62,18 @@ std::optional<std::vector<float>> GraphMatcher::float_constant(const std::string
   return std::vector<float>(d, d + it->second.element_count());
 }
 
+std::optional<std::vector<float>> GraphMatcher::constant_node_floats(const std::string& value) const {
+  const ir::Node* n = producer(value);
+  if (n == nullptr || n->op_type != "Constant" || !n->domain.empty() || !n->inputs.empty()) return std::nullopt;
+  if (const ir::Attribute* a = n->find_attribute("value_float"); a && a->type == ir::AttrType::kFloat)
+    return std::vector<float>{a->f};
+  const ir::Attribute* a = n->find_attribute("value");
+  if (a == nullptr || a->type != ir::AttrType::kTensor || !a->tensor || a->tensor->dtype() != DType::kFloat)
+    return std::nullopt;
+  const float* d = a->tensor->data_as<float>();
+  return std::vector<float>(d, d + a->tensor->element_count());
+}
+
 std::optional<std::pair<float, float>> GraphMatcher::clip_bounds(const ir::Node& clip) const {
   float lo = -FLT_MAX, hi = FLT_MAX;
   if (clip.opset < 11) {
@@ -73,6 +85,7 @@ std::optional<std::pair<float, float>> GraphMatcher::clip_bounds(const ir::Node&
   for (size_t i = 1; i < clip.inputs.size(); ++i) {
     if (clip.inputs[i].empty()) continue;
     auto c = float_constant(clip.inputs[i]);
+    if (!c) c = constant_node_floats(clip.inputs[i]);
     if (!c || c->size() != 1) return std::nullopt;
     (i == 1 ? lo : hi) = (*c)[0];
   }

@@ -55,8 +55,10 @@ class GraphMatcher {
   };
   std::optional<BiasAdd> bias_add(const std::string& x, const std::set<ir::NodeId>& pattern) const;
   // Clip's constant bounds (attributes before opset 11, optional
-  // one-element constant inputs from 11; absent: -FLT_MAX / FLT_MAX), or
-  // nullopt for a bound computed at run time.
+  // one-element constant inputs from 11, initializers or Constant nodes,
+  // which the QDQ passes see before constant folding turns them into
+  // initializers; absent: -FLT_MAX / FLT_MAX), or nullopt for a bound
+  // computed at run time.
   std::optional<std::pair<float, float>> clip_bounds(const ir::Node& clip) const;
   // The value's last dim when its type and that dim are known, else -1.
   int64_t last_dim(const std::string& value) const;
@@ -65,6 +67,9 @@ class GraphMatcher {
   bool is_last_axis_mean(const ir::Node& n) const;
 
  private:
+  // Values of a float Constant node's output (value or value_float).
+  std::optional<std::vector<float>> constant_node_floats(const std::string& value) const;
+
   const ir::Graph& graph_;
   std::unordered_map<std::string, const ir::Node*> producer_;
   std::unordered_map<std::string, std::vector<const ir::Node*>> consumers_;

@@ -43,6 +43,7 @@ struct ConvCase {
   bool int8_activations = false;
   bool bias = true;
   bool relu = true;             // Conv -> Relu -> Q (the Relu goes first)
+  bool relu6 = false;           // Conv -> Clip(0, 6) -> Q, bounds from Constant nodes as torch exports them
   bool bad_bias_scale = false;  // bias scale != x_scale * w_scale: no fusion
   bool second_reader = false;   // the Conv output is also read by a Neg: no fusion
   bool weights_input = false;   // the int8 weights are a graph input: no fusion
@@ -56,7 +57,7 @@ std::string conv_model(const ConvCase& c) {
   testing::ModelBuilder m(13);
   m.input("x", kFloat, {1, kInC, kSide, kSide});
   const auto act = c.int8_activations ? kS8 : kU8;
-  const float x_scale = 2.f / 255.f, y_scale = c.relu ? 3.f / 255.f : 6.f / 255.f;
+  const float x_scale = 2.f / 255.f, y_scale = c.relu && !c.relu6 ? 3.f / 255.f : 6.f / 255.f;
   const int32_t x_zero = c.int8_activations ? 0 : 128;
   const int32_t y_zero = c.relu ? (c.int8_activations ? -128 : 0) : (c.int8_activations ? 0 : 128);
   m.float_initializer("x_scale", {}, {x_scale}).int_initializer("x_zero", act, {}, {x_zero});
@@ -97,7 +98,17 @@ std::string conv_model(const ConvCase& c) {
   testing::add_ints_attr(conv, "strides", {1, 2});
   if (c.group > 1) testing::add_int_attr(conv, "group", c.group);
   std::string out = "c";
-  if (c.relu) {
+  if (c.relu6) {
+    for (auto [name, v] : {std::pair{"six_lo", 0.f}, std::pair{"six_hi", 6.f}}) {
+      auto* a = m.node("Constant", {}, {name}).add_attribute();
+      a->set_name("value");
+      a->set_type(::onnx::AttributeProto::TENSOR);
+      a->mutable_t()->set_data_type(kFloat);
+      a->mutable_t()->add_float_data(v);
+    }
+    m.node("Clip", {"c", "six_lo", "six_hi"}, {"r"});
+    out = "r";
+  } else if (c.relu) {
     m.node("Relu", {"c"}, {"r"});
     out = "r";
   }
@@ -164,6 +175,19 @@ TEST(QdqFusion, ConvBetweenDqAndQBecomesQLinearConv) {
               << what;
           expect_within_one_step(model, conv_feeds(c), what);
         }
+}
+
+// MobileNetV2's Conv -> ReLU6 -> Q: the Clip's bounds are Constant nodes
+// until constant folding; the Clip must still go before Conv + Clip become
+// a float FusedConv.
+TEST(QdqFusion, ConvReLU6WithConstantNodeBoundsFuses) {
+  ConvCase c;
+  c.relu6 = true;
+  const std::string model = conv_model(c);
+  auto fused = testing::session(model, OptimizationLevel::kExtended);
+  ASSERT_TRUE(fused);
+  EXPECT_EQ(testing::op_counts(*fused), (std::map<std::string, int>{{"QuantizeLinear", 1}, {"QLinearConv", 1}}));
+  expect_within_one_step(model, conv_feeds(c), "ReLU6");
 }
 
 TEST(QdqFusion, GroupedConvFuses) {
@@ -264,12 +288,27 @@ TEST(QdqFusion, PerAxisMatMulOverABatchedBStaysUnfused) {
 
 // x -> Relu / Clip -> Q(scale, zero) -> y: the activation goes exactly when
 // the Q clamps the same way.
-std::string activation_model(const std::string& act, float lo, float hi, float scale, int32_t zero, bool int8) {
+// Clip's bounds as initializers, or (`constant_nodes`) as Constant nodes, as
+// torch exports ReLU6: the pass runs before constant folding makes them
+// initializers.
+std::string activation_model(const std::string& act, float lo, float hi, float scale, int32_t zero, bool int8,
+                             bool constant_nodes = false) {
   testing::ModelBuilder m(13);
   m.input("x", kFloat, {4, 16});
   m.float_initializer("s", {}, {scale}).int_initializer("z", int8 ? kS8 : kU8, {}, {zero});
   if (act == "Clip") {
-    m.float_initializer("lo", {}, {lo}).float_initializer("hi", {}, {hi});
+    if (constant_nodes) {
+      for (auto [name, v] : {std::pair{"lo", lo}, std::pair{"hi", hi}}) {
+        auto& c = m.node("Constant", {}, {name});
+        auto* a = c.add_attribute();
+        a->set_name("value");
+        a->set_type(::onnx::AttributeProto::TENSOR);
+        a->mutable_t()->set_data_type(kFloat);
+        a->mutable_t()->add_float_data(v);
+      }
+    } else {
+      m.float_initializer("lo", {}, {lo}).float_initializer("hi", {}, {hi});
+    }
     m.node("Clip", {"x", "lo", "hi"}, {"a"});
   } else {
     m.node(act, {"x"}, {"a"});
@@ -287,6 +326,7 @@ TEST(QdqFusion, ActivationsTheQuantizeLinearImpliesAreRemoved) {
     int32_t zero;
     bool int8, removed;
     const char* what;
+    bool constant_nodes = false;
   };
   for (const Case& c : {
            Case{"Relu", 0, 0, 0.05f, 0, false, true, "Relu, uint8 zero point 0"},
@@ -297,8 +337,10 @@ TEST(QdqFusion, ActivationsTheQuantizeLinearImpliesAreRemoved) {
            Case{"Clip", 0.f, 2.f, 6.f / 255.f, 0, false, false, "Clip at 2 inside the Q's range"},
            Case{"Clip", -1.f, 6.f, 6.f / 255.f, 0, false, true, "Clip's low bound below what the Q reaches"},
            Case{"Clip", 1.f, 6.f, 6.f / 255.f, 0, false, false, "Clip's low bound above zero"},
+           Case{"Clip", 0.f, 6.f, 6.f / 255.f, 0, false, true, "ReLU6 with Constant-node bounds", true},
+           Case{"Clip", 0.f, 2.f, 6.f / 255.f, 0, false, false, "Constant-node Clip at 2", true},
        }) {
-    const std::string model = activation_model(c.act, c.lo, c.hi, c.scale, c.zero, c.int8);
+    const std::string model = activation_model(c.act, c.lo, c.hi, c.scale, c.zero, c.int8, c.constant_nodes);
     auto plain = testing::session(model, OptimizationLevel::kDisabled);
     auto basic = testing::session(model, OptimizationLevel::kBasic);
     ASSERT_TRUE(plain && basic) << c.what;
