@@ -12,6 +12,7 @@ packages=(
   libeigen3-dev libdnnl-dev libspdlog-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-numpy python3-onnx python3-torch python3-torchvision
+  python3-dev pybind11-dev python3-pytest
 )
 # Node.js runs ONNX Runtime (npm onnxruntime-node) as the peer to compare with.
 # Some images ship a Node.js that bundles npm; Debian's npm package conflicts

@@ -1,0 +1,134 @@
+"""Round trips through Identity for every ONNX element type numpy has,
+strings, sequences and optionals; shapes, views and byte orders."""
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+import loom
+from conftest import identity_model, model_bytes, tensor
+
+NUMERIC = [
+    (np.float32, TensorProto.FLOAT, "float"),
+    (np.float64, TensorProto.DOUBLE, "double"),
+    (np.float16, TensorProto.FLOAT16, "float16"),
+    (np.int8, TensorProto.INT8, "int8"),
+    (np.int16, TensorProto.INT16, "int16"),
+    (np.int32, TensorProto.INT32, "int32"),
+    (np.int64, TensorProto.INT64, "int64"),
+    (np.uint8, TensorProto.UINT8, "uint8"),
+    (np.uint16, TensorProto.UINT16, "uint16"),
+    (np.uint32, TensorProto.UINT32, "uint32"),
+    (np.uint64, TensorProto.UINT64, "uint64"),
+    (np.bool_, TensorProto.BOOL, "bool"),
+    (np.complex64, TensorProto.COMPLEX64, "complex64"),
+    (np.complex128, TensorProto.COMPLEX128, "complex128"),
+]
+
+
+def values(dtype, shape, rng):
+    if dtype == np.bool_:
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    if np.issubdtype(dtype, np.complexfloating):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    if np.issubdtype(dtype, np.floating):
+        return rng.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+
+@pytest.mark.parametrize("dtype,elem,name", NUMERIC, ids=[n for _, _, n in NUMERIC])
+def test_numeric_round_trip(dtype, elem, name, rng):
+    sess = loom.InferenceSession(identity_model(elem, [2, 3, 4]), providers=["reference"])
+    assert sess.get_inputs()[0].type == f"tensor({name})"
+    x = values(dtype, (2, 3, 4), rng)
+    (y,) = sess.run(None, {"x": x})
+    assert isinstance(y, np.ndarray)
+    assert y.dtype == np.dtype(dtype)
+    assert y.shape == x.shape
+    np.testing.assert_array_equal(y, x)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0, 2), (1,), (2, 1, 1, 5)])
+def test_shapes(shape, rng):
+    sess = loom.InferenceSession(identity_model(TensorProto.FLOAT), providers=["reference"])
+    x = rng.standard_normal(shape).astype(np.float32)
+    (y,) = sess.run(None, {"x": x})
+    assert y.shape == shape
+    np.testing.assert_array_equal(y, x)
+
+
+def test_views_and_byte_order(rng):
+    sess = loom.InferenceSession(identity_model(TensorProto.FLOAT), providers=["reference"])
+    base = rng.standard_normal((4, 6)).astype(np.float32)
+    for x in (base.T, base[::2, 1::2], base.astype(">f4")):
+        (y,) = sess.run(None, {"x": x})
+        np.testing.assert_array_equal(y, x)
+        assert y.dtype == np.float32 and y.flags.c_contiguous
+
+
+def test_python_values_take_the_model_dtype():
+    sess = loom.InferenceSession(identity_model(TensorProto.INT64), providers=["reference"])
+    (y,) = sess.run(None, {"x": [[1, 2], [3, 4]]})
+    assert y.dtype == np.int64
+    np.testing.assert_array_equal(y, [[1, 2], [3, 4]])
+
+
+def test_outputs_own_their_memory(rng):
+    sess = loom.InferenceSession(identity_model(TensorProto.FLOAT), providers=["reference"])
+    x = rng.standard_normal(5).astype(np.float32)
+    (y1,) = sess.run(None, {"x": x})
+    (y2,) = sess.run(None, {"x": x + 1})
+    y1[0] = 100.0  # writable, and not shared with the next run's output
+    np.testing.assert_array_equal(y2, x + 1)
+    x[:] = 7  # the session copied the input
+    assert y1[1] != 7
+
+
+def test_strings():
+    sess = loom.InferenceSession(identity_model(TensorProto.STRING, [2, 2]), providers=["reference"])
+    assert sess.get_outputs()[0].type == "tensor(string)"
+    for x in (np.array([["a", "bé"], ["", "日本語"]]), np.array([["a", "bé"], ["", "日本語"]], dtype=object)):
+        (y,) = sess.run(None, {"x": x})
+        assert y.dtype == object and y.shape == (2, 2)
+        assert y.tolist() == [["a", "bé"], ["", "日本語"]]
+    (y,) = sess.run(None, {"x": np.array([[b"x", b"yy"], [b"", b"z"]])})
+    assert y.tolist() == [["x", "yy"], ["", "z"]]
+
+
+def test_sequences():
+    seq = helper.make_tensor_sequence_value_info
+    model = model_bytes(
+        [helper.make_node("SequenceConstruct", ["a", "b"], ["pair"]),
+         helper.make_node("Identity", ["s"], ["same"]),
+         helper.make_node("SequenceLength", ["s"], ["n"])],
+        [tensor("a", TensorProto.FLOAT, [2]), tensor("b", TensorProto.FLOAT, [2]),
+         seq("s", TensorProto.INT64, None)],
+        [seq("pair", TensorProto.FLOAT, None), seq("same", TensorProto.INT64, None),
+         tensor("n", TensorProto.INT64, [])])
+    sess = loom.InferenceSession(model, providers=["reference"])
+    assert [i.type for i in sess.get_inputs()] == ["tensor(float)", "tensor(float)", "seq(tensor(int64))"]
+    assert sess.get_outputs()[0].type == "seq(tensor(float))"
+    a, b = np.array([1, 2], np.float32), np.array([3, 4], np.float32)
+    s = [np.arange(3, dtype=np.int64), np.arange(5, dtype=np.int64).reshape(5, 1)]
+    pair, same, n = sess.run(None, {"a": a, "b": b, "s": s})
+    assert isinstance(pair, list) and len(pair) == 2
+    np.testing.assert_array_equal(pair[0], a)
+    np.testing.assert_array_equal(pair[1], b)
+    assert len(same) == 2 and same[1].shape == (5, 1)
+    np.testing.assert_array_equal(same[0], s[0])
+    assert int(n) == 2
+    (n,) = sess.run(["n"], {"a": a, "b": b, "s": []})
+    assert int(n) == 0
+
+
+def test_optional():
+    opt = helper.make_tensor_type_proto(TensorProto.FLOAT, [2])
+    model = model_bytes([helper.make_node("OptionalHasElement", ["o"], ["has"])],
+                        [helper.make_value_info("o", helper.make_optional_type_proto(opt))],
+                        [tensor("has", TensorProto.BOOL, [])], opset=18)
+    sess = loom.InferenceSession(model, providers=["reference"])
+    assert sess.get_inputs()[0].type == "optional(tensor(float))"
+    (has,) = sess.run(None, {"o": np.zeros(2, np.float32)})
+    assert bool(has)
+    (has,) = sess.run(None, {"o": None})
+    assert not bool(has)
