@@ -69,16 +69,11 @@ void expect_within_one(const Tensor& want, const Tensor& got, const std::string&
   EXPECT_LE(off_by_one * 100, want.element_count() * max_off_percent) << what << ": " << off_by_one << " elements off by one";
 }
 
-// Runs `model` on cpu_onednn alone (fallback denied: every node must be
-// claimed, checked again here by name) and on the reference EP.
-void expect_quantized_match(const std::string& model, const std::map<std::string, Tensor>& inputs,
-                            const std::string& what, int max_off_percent = 1) {
-  auto onednn = make_session(onednn_env(), model);
-  auto reference = make_session(reference_env(), model);
-  ASSERT_TRUE(onednn && reference) << what;
-  for (const auto& n : onednn->placement().nodes) EXPECT_EQ(n.provider, "cpu_onednn") << what << ": " << n.op_type;
-  auto got = onednn->run(inputs);
-  auto want = reference->run(inputs);
+// Every output of `got` (cpu_onednn) against `want` (reference): float ones
+// close, integer ones within one step with at most off_percent(i) % of the
+// elements off by one.
+template <class Outputs, class OffPercent>
+void expect_outputs_match(const Outputs& want, const Outputs& got, const std::string& what, OffPercent off_percent) {
   ASSERT_TRUE(want.has_value()) << what << ": reference: " << want.status().message();
   ASSERT_TRUE(got.has_value()) << what << ": cpu_onednn: " << got.status().message();
   ASSERT_EQ(got->size(), want->size());
@@ -87,8 +82,20 @@ void expect_quantized_match(const std::string& model, const std::map<std::string
     if ((*want)[i].dtype() == DType::kFloat)
       expect_close((*want)[i], (*got)[i], {}, out);
     else
-      expect_within_one((*want)[i], (*got)[i], out, max_off_percent);
+      expect_within_one((*want)[i], (*got)[i], out, off_percent(i));
   }
+}
+
+// Runs `model` on cpu_onednn alone (fallback denied: every node must be
+// claimed, checked again here by name) and on the reference EP.
+void expect_quantized_match(const std::string& model, const std::map<std::string, Tensor>& inputs,
+                            const std::string& what, int max_off_percent = 1) {
+  auto onednn = make_session(onednn_env(), model);
+  auto reference = make_session(reference_env(), model);
+  ASSERT_TRUE(onednn && reference) << what;
+  for (const auto& n : onednn->placement().nodes) EXPECT_EQ(n.provider, "cpu_onednn") << what << ": " << n.op_type;
+  expect_outputs_match(reference->run(inputs), onednn->run(inputs), what,
+                       [max_off_percent](size_t) { return max_off_percent; });
 }
 
 // --- QLinearConv ---
@@ -519,17 +526,8 @@ void expect_residual_match(const ResidualCase& c, uint64_t fused, const std::str
   const uint64_t before = quantized_residuals();
   auto got = onednn->run(in);
   EXPECT_EQ(quantized_residuals() - before, fused) << what << ": quantized residuals fused";
-  auto want = reference->run(in);
-  ASSERT_TRUE(want.has_value()) << what << ": reference: " << want.status().message();
-  ASSERT_TRUE(got.has_value()) << what << ": cpu_onednn: " << got.status().message();
-  ASSERT_EQ(got->size(), want->size());
-  for (size_t i = 0; i < got->size(); ++i) {
-    const std::string out = what + " output " + std::to_string(i);
-    if ((*want)[i].dtype() == DType::kFloat)
-      expect_close((*want)[i], (*got)[i], {}, out);
-    else
-      expect_within_one((*want)[i], (*got)[i], out, i == 0 && fused > 0 ? kResidualOffPercent : 1);
-  }
+  expect_outputs_match(reference->run(in), std::move(got), what,
+                       [fused](size_t i) { return i == 0 && fused > 0 ? kResidualOffPercent : 1; });
 }
 
 TEST(OnednnQuantizedResidual, FusedIntoTheConvolutionMatchesReference) {
