@@ -19,7 +19,8 @@ void FusionGate::place_current(const ir::Graph& graph) {
 }
 
 bool FusionGate::runs(size_t ep, const ir::Graph& graph, const ir::Node& fused,
-                      const std::map<std::string, ir::ValueType>& staged) const {
+                      const std::map<std::string, ir::ValueType>& staged,
+                      const std::map<std::string, Tensor>& staged_initializers) const {
   auto type_of = [&](const std::string& v) -> const ir::ValueType* {
     auto s = staged.find(v);
     return s != staged.end() ? &s->second : graph.type_of(v);
@@ -28,7 +29,7 @@ bool FusionGate::runs(size_t ep, const ir::Graph& graph, const ir::Node& fused,
   for (const std::string& in : fused.inputs) {
     const ir::ValueType* t = in.empty() ? nullptr : type_of(in);
     key += "|" + (in.empty() ? std::string("-") : (t ? t->to_string() : std::string("?"))) +
-           (graph.is_initializer(in) ? "c" : "");
+           (graph.is_initializer(in) || staged_initializers.count(in) ? "c" : "");
   }
   for (const std::string& out : fused.outputs) key += out.empty() ? "|-" : "|o";
   for (const ir::Attribute& a : fused.attributes) {
@@ -37,13 +38,14 @@ bool FusionGate::runs(size_t ep, const ir::Graph& graph, const ir::Node& fused,
     for (float v : a.floats) key += "," + std::to_string(v);
   }
   if (auto cached = answers_.find(key); cached != answers_.end()) return cached->second;
-  const bool answer = runs_uncached(ep, graph, fused, type_of);
+  const bool answer = runs_uncached(ep, graph, fused, type_of, staged_initializers);
   answers_[key] = answer;
   return answer;
 }
 
 bool FusionGate::runs_uncached(size_t ep, const ir::Graph& graph, const ir::Node& fused,
-                               const std::function<const ir::ValueType*(const std::string&)>& type_of) const {
+                               const std::function<const ir::ValueType*(const std::string&)>& type_of,
+                               const std::map<std::string, Tensor>& staged_initializers) const {
   // The fused node alone, with the types and constants it reads.
   ir::Graph one;
   one.name = "fusion_check";
@@ -55,6 +57,8 @@ bool FusionGate::runs_uncached(size_t ep, const ir::Graph& graph, const ir::Node
     if (in.empty() || one.value_types.count(in) || one.initializers.count(in)) continue;
     if (graph.is_initializer(in) && !graph.is_graph_input(in)) {
       one.initializers[in] = graph.initializers.at(in);
+    } else if (auto s = staged_initializers.find(in); s != staged_initializers.end()) {
+      one.initializers[in] = s->second;  // a constant the same rewrite adds (a transposed weight)
     } else {
       one.inputs.push_back(in);
     }
@@ -78,7 +82,8 @@ bool FusionGate::runs_uncached(size_t ep, const ir::Graph& graph, const ir::Node
 }
 
 bool FusionGate::accept(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced, const ir::Node& fused,
-                        const std::map<std::string, ir::ValueType>& staged) {
+                        const std::map<std::string, ir::ValueType>& staged,
+                        const std::map<std::string, Tensor>& staged_initializers) {
   if (!placed_) place_current(graph);
   if (ep_of_node_.empty()) return true;
   // The best (highest-priority) EP among the replaced nodes' placements.
@@ -94,7 +99,7 @@ bool FusionGate::accept(const ir::Graph& graph, const std::vector<ir::NodeId>& r
     if (ep && (!best || *ep < *best)) best = ep;
   }
   if (!best) return true;
-  if (!runs(*best, graph, fused, staged)) {
+  if (!runs(*best, graph, fused, staged, staged_initializers)) {
     log::logger()->debug("{}: fusion into {} declined: provider '{}' would not run it", in_.model_name,
                          fused.label(), in_.eps[*best]->name());
     return false;

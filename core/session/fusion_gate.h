@@ -24,14 +24,16 @@ class FusionGate {
 
   // See transform::PassContext::accept_fusion.
   bool accept(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced, const ir::Node& fused,
-              const std::map<std::string, ir::ValueType>& staged);
+              const std::map<std::string, ir::ValueType>& staged,
+              const std::map<std::string, Tensor>& staged_initializers = {});
 
  private:
   void place_current(const ir::Graph& graph);
-  bool runs(size_t ep, const ir::Graph& graph, const ir::Node& fused,
-            const std::map<std::string, ir::ValueType>& staged) const;
+  bool runs(size_t ep, const ir::Graph& graph, const ir::Node& fused, const std::map<std::string, ir::ValueType>& staged,
+            const std::map<std::string, Tensor>& staged_initializers) const;
   bool runs_uncached(size_t ep, const ir::Graph& graph, const ir::Node& fused,
-                     const std::function<const ir::ValueType*(const std::string&)>& type_of) const;
+                     const std::function<const ir::ValueType*(const std::string&)>& type_of,
+                     const std::map<std::string, Tensor>& staged_initializers) const;
 
   partition::PartitionInputs in_;
   bool placed_ = false;

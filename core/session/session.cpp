@@ -130,8 +130,9 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   gate_inputs.model_name = model_name;
   session::FusionGate gate(gate_inputs);
   ctx.accept_fusion = [&gate](const ir::Graph& g, const std::vector<ir::NodeId>& replaced, const ir::Node& fused,
-                              const std::map<std::string, ir::ValueType>& staged) {
-    return gate.accept(g, replaced, fused, staged);
+                              const std::map<std::string, ir::ValueType>& staged,
+                              const std::map<std::string, Tensor>& staged_initializers) {
+    return gate.accept(g, replaced, fused, staged, staged_initializers);
   };
   transform::OptimizeOptions optimize_options;
   optimize_options.level = env->config().optimization_level;

@@ -46,6 +46,7 @@ class GraphPatch {
   const std::vector<ir::Node>& added_nodes() const { return added_; }
   std::vector<ir::NodeId> removed_nodes() const { return {removed_.begin(), removed_.end()}; }
   const std::map<std::string, ir::ValueType>& staged_types() const { return types_; }
+  const std::map<std::string, Tensor>& staged_initializers() const { return initializers_; }
   // Validates and applies. On error nothing changed.
   Status commit();
 

@@ -23,11 +23,13 @@ struct PassContext {
   NodeEvaluator evaluate;  // may be empty: passes that need it then do nothing
   std::string model_name;
   // Asked by extended-level fusions before they replace the nodes
-  // `replaced` by `fused` (`staged`: types of values the same rewrite adds):
+  // `replaced` by `fused` (`staged`: types of values the same rewrite adds;
+  // `staged_initializers`: constants it adds, such as a transposed weight):
   // false keeps the nodes (the EP that would run them does not run the
   // fused op). Unset: every fusion is allowed.
   std::function<bool(const ir::Graph&, const std::vector<ir::NodeId>& replaced, const ir::Node& fused,
-                     const std::map<std::string, ir::ValueType>& staged)>
+                     const std::map<std::string, ir::ValueType>& staged,
+                     const std::map<std::string, Tensor>& staged_initializers)>
       accept_fusion;
   // Bumped by the pass manager after every pass run that changed the graph
   // (passes that cache work per graph state compare it).
@@ -58,6 +60,9 @@ std::unique_ptr<Pass> make_reshape_shape_folding();
 // DQ -> Conv / MatMul -> Q into QLinearConv / QLinearMatMul (extended).
 std::unique_ptr<Pass> make_quantized_activation_removal();
 std::unique_ptr<Pass> make_qdq_fusion();
+// DQ -> MatMul / Gemm with a float result that is not quantized again (a
+// classifier's logits) into com.microsoft MatMulIntegerToFloat (extended).
+std::unique_ptr<Pass> make_matmul_integer_to_float_fusion();
 std::unique_ptr<Pass> make_shape_inference();
 // Extended level: fusions into ONNX Runtime's contrib ops (com.microsoft).
 std::unique_ptr<Pass> make_layer_norm_fusion();

@@ -57,7 +57,7 @@ inline bool commit_fusion(GraphPatch& patch, const ir::Graph& graph, const PassC
     for (const ir::Node& n : patch.added_nodes()) {
       bool fused = false;
       for (const std::string& o : n.outputs) fused = fused || (!o.empty() && taken_over.count(o));
-      if (fused && !ctx.accept_fusion(graph, replaced, n, patch.staged_types())) return false;
+      if (fused && !ctx.accept_fusion(graph, replaced, n, patch.staged_types(), patch.staged_initializers())) return false;
     }
   }
   return commit_or_skip(patch, ctx, changed);

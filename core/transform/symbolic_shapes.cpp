@@ -285,7 +285,7 @@ class Propagator {
       set(out, dt, res);
       return;
     }
-    if ((op == "MatMul" || op == "FusedMatMul") && x) {
+    if ((op == "MatMul" || op == "FusedMatMul" || op == "MatMulIntegerToFloat") && x) {
       auto w = shape(input(n, 1));
       if (!w || x->empty() || w->empty() || op == "FusedMatMul") return;
       Shape a = *x, b = *w;
@@ -295,7 +295,8 @@ class Propagator {
       Shape batch = broadcast(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
       if (!av) batch.push_back(a[a.size() - 2]);
       if (!bv) batch.push_back(b.back());
-      set(out, dt, batch);
+      // MatMulIntegerToFloat (com.microsoft; ONNX has no schema for it): float from int8.
+      set(out, op == "MatMulIntegerToFloat" ? DType::kFloat : dt, batch);
       return;
     }
     if (op == "Transpose" && x) {

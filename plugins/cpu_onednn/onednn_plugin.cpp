@@ -1,6 +1,6 @@
 // The cpu_onednn EP: claims large acyclic sets of float32 nodes, and of
-// int8 QLinearConv / QLinearMatMul / QuantizeLinear / DequantizeLinear
-// nodes, it can run with oneDNN primitives (see op_support.h) and compiles each set into a
+// int8 QLinearConv / QLinearMatMul / QuantizeLinear / DequantizeLinear /
+// com.microsoft MatMulIntegerToFloat nodes, it can run with oneDNN primitives (see op_support.h) and compiles each set into a
 // shape-specialised program (see compiled_partition.h). What it does not
 // claim goes to the next provider in the priority list.
 #include <memory>

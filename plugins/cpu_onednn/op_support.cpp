@@ -339,6 +339,7 @@ SupportVerdict check_contrib(const NodeSpec& n) {
   }
   if (op == "Attention") return check_attention(n);
   if (op == "FusedConv" || op == "FusedGemm" || op == "FusedMatMul") return check_fused_anchor(n);
+  if (op == "MatMulIntegerToFloat") return check_matmul_integer_to_float(n);
   return no("com.microsoft " + op + " is not implemented by cpu_onednn");
 }
 

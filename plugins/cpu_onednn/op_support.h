@@ -32,6 +32,9 @@ SupportVerdict check_fused_anchor(const NodeSpec& node);
 // with constant quantization parameters (quant_support.cpp).
 bool is_quantized_op(const std::string& op_type);
 SupportVerdict check_quantized(const NodeSpec& node);
+// com.microsoft MatMulIntegerToFloat (quant_support.cpp): int8 A, constant
+// 2-D int8 B with zero point 0, float32 output.
+SupportVerdict check_matmul_integer_to_float(const NodeSpec& node);
 // Conv / ConvTranspose / pooling spatial attributes for 2-D kernels: "" when
 // supported, else why not.
 std::string check_window_2d(const NodeSpec& node);

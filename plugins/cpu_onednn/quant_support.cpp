@@ -1,4 +1,5 @@
-// Claims of the ONNX quantized ops. oneDNN 2.6's int8 convolution and
+// Claims of the ONNX quantized ops (and com.microsoft MatMulIntegerToFloat,
+// the int8 matmul with a float result). oneDNN 2.6's int8 convolution and
 // matmul take u8/s8 sources, s8 weights, per-tensor or per-output-channel
 // output scales fixed when the primitive is created, and zero points on
 // source and destination only; the checks below admit exactly that. All
@@ -146,6 +147,26 @@ SupportVerdict check_dequantize(const NodeSpec& n) {
 }
 
 }  // namespace
+
+SupportVerdict check_matmul_integer_to_float(const NodeSpec& n) {
+  // A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias
+  if (n.inputs.size() < 4 || !n.has_input(1)) return no("missing inputs");
+  if (!is_int8(n.input_dtypes[0])) return no("A must be uint8 or int8");
+  if (!n.input_is_constant[1]) return no("B must be a constant initializer (packed once at compile time)");
+  if (const auto r = n.input_rank(0); r && (*r < 1 || *r > 6)) return no("A must have rank 1..6");
+  const auto b_shape = n.constant_shapes.count(1) ? n.constant_shapes.at(1) : std::vector<int64_t>{};
+  if (b_shape.size() != 2) return no("B must be a 2-D constant (batched or 1-D B is left to the reference EP)");
+  for (auto e : {check_scalar_params(n, 2, 4, true, "a"), check_weights(n, 1, 3, 5, b_shape[1], "matmul")})
+    if (!e.empty()) return no(e);
+  if (n.has_input(6)) {
+    const auto& s = n.input_shapes[6];
+    if (n.input_dtypes[6] != LOOM_DTYPE_FLOAT || !s || s->size() != 1 || (*s)[0] != b_shape[1])
+      return no("bias must be float32 of shape [N]");
+  }
+  if (n.output_dtypes[0] != LOOM_DTYPE_FLOAT && n.output_dtypes[0] != LOOM_DTYPE_UNDEFINED)
+    return no("output must be float32");
+  return {OpRole::kCompute, {}};
+}
 
 bool is_quantized_op(const std::string& op) {
   return op == "QLinearConv" || op == "QLinearMatMul" || op == "QuantizeLinear" || op == "DequantizeLinear";

@@ -42,6 +42,7 @@ OpBuilderFn op_builder_for(const std::string& op) {
       {"FusedConv", build_fused_anchor},
       {"FusedGemm", build_fused_anchor},
       {"FusedMatMul", build_fused_anchor},
+      {"MatMulIntegerToFloat", build_matmul_integer_to_float},
       {"EmbedLayerNormalization", build_embed_layer_norm},
   };
   auto it = table.find(op);

@@ -43,6 +43,8 @@ size_t build_skip_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& 
 size_t build_attention(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);        // contrib_attention.cpp
 size_t build_fused_anchor(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);     // contrib_fused.cpp
 size_t build_embed_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // contrib_embed.cpp
+// MatMulIntegerToFloat: QLinearMatMul's int8 matmul with a float32 dst (qlinear_matmul.cpp).
+size_t build_matmul_integer_to_float(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);
 
 // The builder for an op type (nullptr when none).
 using OpBuilderFn = size_t (*)(ProgramBuilder&, const NodeSpec&, const Chain&);

@@ -1,18 +1,30 @@
-// QLinearMatMul with a constant 2-D int8 b as a oneDNN int8 matmul: a's
-// leading dims folded into rows ({rows, K} x {K, N}), b packed once
-// (format_tag::any), output scales a_scale * b_scale[n] / y_scale per
-// tensor or per column, zero points on a and y. oneDNN 2.6 computes
-// y = saturate(round(scale[n] * ((a - a_zp) * b)) + y_zp), as ONNX does.
+// QLinearMatMul and com.microsoft MatMulIntegerToFloat with a constant 2-D
+// int8 b as a oneDNN int8 matmul: a's leading dims folded into rows
+// ({rows, K} x {K, N}), b packed once (format_tag::any), output scales
+// a_scale * b_scale[n] (/ y_scale for QLinearMatMul) per tensor or per
+// column, a zero point on a. oneDNN 2.6 computes QLinearMatMul's
+// y = saturate(round(scale[n] * ((a - a_zp) * b)) + y_zp), as ONNX does;
+// MatMulIntegerToFloat's float y = scale[n] * ((a - a_zp) * b) + bias[n],
+// the bias a binary post-op (oneDNN 2.6 would add a primitive bias before
+// the output scales).
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "ops/op_builders.h"
 #include "ops/quant_params.h"
 
 namespace loom::onednn {
+namespace {
 
-size_t build_qlinear_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
+// Where the operands of one int8 matmul sit among a node's inputs.
+struct Int8MatMulInputs {
+  size_t a, a_scale, a_zero, b, b_scale;
+  std::optional<size_t> y_scale, y_zero;  // QLinearMatMul's quantized output
+  std::optional<size_t> bias;             // MatMulIntegerToFloat's float bias
+};
+
+size_t build_int8_matmul(ProgramBuilder& b, const NodeSpec& n, const Int8MatMulInputs& in) {
   using dnnl::memory;
-  const ValueId a = b.value_of(n.inputs[0]), w = b.value_of(n.inputs[3]);
+  const ValueId a = b.value_of(n.inputs[in.a]), w = b.value_of(n.inputs[in.b]);
   const std::vector<int64_t> da = b.dims(a), dw = b.dims(w);
   if (da.empty() || da.size() > 6) n.fail("a must have rank 1..6");
   if (dw.size() != 2) n.fail("b must be 2-D");
@@ -21,16 +33,27 @@ size_t build_qlinear_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain&) 
   std::vector<int64_t> onnx_dims(da.begin(), da.end() - 1);
   const int64_t rows = element_count(onnx_dims);
   onnx_dims.push_back(cols);
-  const std::vector<float> b_scales = constant_scales(b, n, 4);
+  const std::vector<float> b_scales = constant_scales(b, n, in.b_scale);
   if (b_scales.size() != 1 && static_cast<int64_t>(b_scales.size()) != cols)
     n.fail("b_scale must hold 1 or " + std::to_string(cols) + " values");
-  const int32_t a_zero = scalar_zero_point(n, 2), y_zero = scalar_zero_point(n, 7);
+  const int32_t a_zero = scalar_zero_point(n, in.a_zero), y_zero = in.y_zero ? scalar_zero_point(n, *in.y_zero) : 0;
 
   dnnl::primitive_attr attr = b.attr();
   attr.set_output_scales(b_scales.size() == 1 ? 0 : 1 << 1,
-                         requantize_scales(scalar_scale(n, 1), b_scales, scalar_scale(n, 6)));
+                         requantize_scales(scalar_scale(n, in.a_scale), b_scales,
+                                           in.y_scale ? scalar_scale(n, *in.y_scale) : 1.f));
   request_zero_point(attr, DNNL_ARG_SRC, a_zero);
   request_zero_point(attr, DNNL_ARG_DST, y_zero);
+  std::optional<ValueId> bias;
+  const memory::desc bias_desc({1, cols}, memory::data_type::f32, memory::format_tag::ab);
+  if (in.bias && n.has_input(*in.bias)) {
+    const ValueId c = b.value_of(n.inputs[*in.bias]);
+    if (element_count(b.dims(c)) != cols) n.fail("bias must hold N = " + std::to_string(cols) + " values");
+    bias = b.require(b.view(c, {1, cols}), bias_desc);
+    dnnl::post_ops po;
+    po.append_binary(dnnl::algorithm::binary_add, bias_desc);
+    attr.set_post_ops(po);
+  }
   const memory::data_type y_type = *dnnl_type_of(n.output_dtypes[0]);
   const ValueId src = b.view(a, {rows, k});
   const memory::desc wei({k, cols}, memory::data_type::s8, memory::format_tag::any);
@@ -43,9 +66,22 @@ size_t build_qlinear_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain&) 
                                                {DNNL_ARG_DST, b.alias(out, dst, {rows, cols})}};
   bind_zero_point(b, args, DNNL_ARG_SRC, a_zero);
   bind_zero_point(b, args, DNNL_ARG_DST, y_zero);
+  if (bias) args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, *bias);
   b.add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc(), n.label());
   b.define(n.outputs[0], out);
   return 0;
+}
+
+}  // namespace
+
+size_t build_qlinear_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
+  // a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point
+  return build_int8_matmul(b, n, {0, 1, 2, 3, 4, 6, 7, std::nullopt});
+}
+
+size_t build_matmul_integer_to_float(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
+  // A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias (float32 output)
+  return build_int8_matmul(b, n, {0, 2, 4, 1, 3, std::nullopt, std::nullopt, 6});
 }
 
 }  // namespace loom::onednn

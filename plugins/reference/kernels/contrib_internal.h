@@ -11,7 +11,7 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 
 void register_contrib_norm_kernels(sdk::KernelRegistry& r);       // Skip/Embed/Simplified LayerNormalization
 void register_contrib_attention_kernels(sdk::KernelRegistry& r);  // Attention
-void register_contrib_matmul_kernels(sdk::KernelRegistry& r);     // FusedMatMul
+void register_contrib_matmul_kernels(sdk::KernelRegistry& r);     // FusedMatMul, MatMulIntegerToFloat
 void register_contrib_fused_kernels(sdk::KernelRegistry& r);      // FusedConv, FusedGemm
 
 }  // namespace loom::reference

@@ -1,7 +1,7 @@
 // com.microsoft FusedMatMul (ONNX Runtime semantics): Y = alpha * op(A) x op(B)
 // with numpy batch broadcasting; op transposes the last two dims when transA /
 // transB is set (ignored for a 1-D operand). transBatchA / transBatchB are not
-// implemented.
+// implemented. MatMulIntegerToFloat's kernel is nn_matmul.cpp's.
 #include <string>
 #include <vector>
 
@@ -77,6 +77,7 @@ class FusedMatMulKernel {
 
 void register_contrib_matmul_kernels(sdk::KernelRegistry& r) {
   r.add_class<FusedMatMulKernel>(kMsDomain, "FusedMatMul", 1, LOOM_OPSET_OPEN_END);
+  r.add(kMsDomain, "MatMulIntegerToFloat", 1, LOOM_OPSET_OPEN_END, matmul_integer_to_float);
 }
 
 }  // namespace loom::reference

@@ -32,6 +32,10 @@ void nn_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alph
 sdk::Tensor conv_into_output(sdk::KernelContext& ctx, const sdk::Node& node);
 sdk::Tensor gemm_into_output(sdk::KernelContext& ctx, const sdk::Node& node);
 
+// com.microsoft MatMulIntegerToFloat (nn_matmul.cpp, beside the integer
+// matmul it shares; registered by contrib_matmul.cpp).
+void matmul_integer_to_float(sdk::KernelContext& ctx);
+
 // Copies n elements of T into accumulator type A (16-bit floats via float).
 template <class A, class T>
 std::vector<A> nn_to_vector(const T* p, int64_t n) {

@@ -1,5 +1,7 @@
 // Matrix products: MatMul (numpy batching and 1-D operands), Gemm,
-// MatMulInteger and QLinearMatMul, all on the shared GEMM (nn_gemm.cpp).
+// MatMulInteger and QLinearMatMul, all on the shared GEMM (nn_gemm.cpp);
+// also com.microsoft MatMulIntegerToFloat, which shares their integer
+// matmul (registered with the contrib family, contrib_matmul.cpp).
 #include <vector>
 
 #include "common/broadcast.h"
@@ -225,6 +227,35 @@ void qlinear_matmul(KernelContext& ctx) {
 }
 
 }  // namespace
+
+// com.microsoft MatMulIntegerToFloat (ONNX Runtime): inputs A, B, a_scale,
+// b_scale, a_zero_point, b_zero_point, bias; Y = (A - a_zp) x (B - b_zp) *
+// (a_scale * b_scale[n]) + bias[n], batched like MatMul. The scale product
+// is formed first, in float, as cpu_onednn's output scales are.
+void matmul_integer_to_float(KernelContext& ctx) {
+  const std::string op = "MatMulIntegerToFloat";
+  const ConstTensor a = ctx.required_input(0), b = ctx.required_input(1);
+  const MatMulProblem p = matmul_problem(a.shape(), b.shape(), op);
+  const std::vector<int32_t> av = centered(a, ctx.input(4), p, true, op);
+  const std::vector<int32_t> bv = centered(b, ctx.input(5), p, false, op);
+  const QuantParams aq = read_quant_params(ctx.required_input(2), ConstTensor(), 1, op + " a_scale");
+  const QuantParams bq = read_quant_params(ctx.required_input(3), ConstTensor(), p.n, op + " b_scale");
+  const ConstTensor bias = ctx.input(6);
+  if (bias.exists() && (bias.dtype() != LOOM_DTYPE_FLOAT || bias.size() != p.n))
+    sdk::fail_invalid(op + ": bias must be float32 with " + std::to_string(p.n) + " elements (N)");
+  const float* pbias = bias.exists() ? bias.data<float>() : nullptr;
+  const int64_t ny = element_count(p.out_shape);
+  std::vector<int32_t> acc(static_cast<size_t>(ny));
+  if (ny > 0) batched_matmul<int32_t>(p, av.data(), bv.data(), acc.data());
+  sdk::Tensor yt = ctx.output(0, p.out_shape, LOOM_DTYPE_FLOAT);
+  if (ny == 0) return;
+  float* y = yt.mutable_data<float>();
+  for (int64_t i = 0; i < ny; ++i) {
+    const int64_t col = i % p.n;
+    const float scale = aq.scale_at(0) * bq.scale_at(col);
+    y[i] = static_cast<float>(acc[i]) * scale + (pbias ? pbias[col] : 0.f);
+  }
+}
 
 sdk::Tensor gemm_into_output(KernelContext& ctx, const sdk::Node& node) { return Gemm(node).run(ctx); }
 
