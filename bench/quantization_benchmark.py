@@ -2,7 +2,7 @@
 """Int8 (QDQ) models: Loom's own float32, Loom's int8 and ONNX Runtime's int8, side by side.
 
 Usage: quantization_benchmark.py [--loom build/bin/loom] [--models resnet50,mobilenetv2]
-                                 [--threads 1] [--rounds 5] [--runs R] [--warmup 2]
+                                 [--threads 1,2] [--rounds 5] [--runs R] [--warmup 2]
                                  [--calibration 32] [--held-out 500] [--method minmax]
                                  [--out bench/results] [--work bench/work]
 
@@ -68,7 +68,7 @@ def parse_args():
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     p.add_argument("--loom", default=os.path.join(REPO, "build", "bin", "loom"))
     p.add_argument("--models", default=",".join(MODELS))
-    p.add_argument("--threads", default="1", help="comma list of intra-op thread counts (default 1)")
+    p.add_argument("--threads", default="1,2", help="comma list of intra-op thread counts (default 1,2)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--runs", type=int, help="timed runs per process (default: per model, as run_benchmarks.py)")
     p.add_argument("--warmup", type=int, default=2)
