@@ -2,7 +2,10 @@
 
 #include <pybind11/stl.h>
 
+#include <vector>
+
 #include "errors.h"
+#include "loom/sdk/dtype.h"
 
 namespace loom::python {
 
@@ -62,16 +65,48 @@ Tensor strings_to_tensor(const py::array& arr, const std::string& name, Dims dim
   return Tensor::from_strings(std::move(dims), std::move(values));
 }
 
+// ml_dtypes' bfloat16 when that package is installed, else None.
+py::object ml_dtypes_bfloat16() {
+  static py::object* type = [] {
+    try {
+      return new py::object(py::module_::import("ml_dtypes").attr("bfloat16"));
+    } catch (const py::error_already_set&) {
+      return new py::object(py::none());
+    }
+  }();
+  return *type;
+}
+
+// A bfloat16 tensor as float32 (exact widening), the way onnx.numpy_helper
+// reads bfloat16 tensors, for Pythons without ml_dtypes.
+py::object bfloat16_as_float32(const Tensor& t) {
+  std::vector<py::ssize_t> shape(t.dims().begin(), t.dims().end());
+  py::array_t<float> out(shape);
+  const auto* in = static_cast<const sdk::BFloat16*>(t.data());
+  float* dst = out.mutable_data();
+  for (int64_t i = 0; i < t.element_count(); ++i) dst[i] = static_cast<float>(in[i]);
+  return out;
+}
+
+// A float array as bfloat16 (round to nearest even, NaN kept), for a
+// bfloat16 model input fed from numpy without ml_dtypes.
+Tensor float_to_bfloat16(const py::array& arr, Dims dims) {
+  py::array_t<float, py::array::c_style | py::array::forcecast> f(arr);
+  std::vector<sdk::BFloat16> bits;
+  bits.reserve(static_cast<size_t>(f.size()));
+  for (py::ssize_t i = 0; i < f.size(); ++i) bits.emplace_back(f.data()[i]);
+  return value_or_throw(
+      Tensor::from_bytes(DType::kBFloat16, std::move(dims), bits.data(), bits.size() * sizeof(sdk::BFloat16)));
+}
+
 }  // namespace
 
 py::dtype numpy_dtype(DType dtype) {
   if (const char* n = numpy_name(dtype)) return py::dtype(n);
   if (dtype == DType::kBFloat16) {
-    try {
-      return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
-    } catch (const py::error_already_set&) {
-      throw_status(not_implemented("bfloat16 has no numpy type without the ml_dtypes package"));
-    }
+    py::object bf16 = ml_dtypes_bfloat16();
+    if (!bf16.is_none()) return py::dtype::from_args(bf16);
+    return py::dtype("float32");  // to_numpy widens; inputs are rounded (float_to_bfloat16)
   }
   throw_status(not_implemented("no numpy type for " + dtype_name(dtype)));
 }
@@ -125,6 +160,8 @@ Tensor to_tensor(py::handle obj, const std::string& name, DType expected) {
   }
   const py::dtype dt = arr.dtype();
   const DType dtype = loom_dtype(dt);
+  if (expected == DType::kBFloat16 && dt.kind() == 'f')  // numpy has no bfloat16 of its own
+    return float_to_bfloat16(arr, Dims(arr.shape(), arr.shape() + arr.ndim()));
   if (dtype == DType::kUndefined)
     throw_invalid_argument("input '" + name + "': numpy dtype " + std::string(py::str(py::handle(dt))) + " has no ONNX type");
   Dims dims(arr.shape(), arr.shape() + arr.ndim());
@@ -168,6 +205,7 @@ py::object to_numpy(Tensor tensor) {
     if (py::len(items) > 0) arr.attr("__setitem__")(py::slice(0, py::len(items), 1), items);
     return arr.attr("reshape")(py::tuple(py::cast(shape)));
   }
+  if (tensor.dtype() == DType::kBFloat16 && ml_dtypes_bfloat16().is_none()) return bfloat16_as_float32(tensor);
   py::dtype dt = numpy_dtype(tensor.dtype());
   auto* holder = new Tensor(std::move(tensor));
   py::capsule base(holder, [](void* p) { delete static_cast<Tensor*>(p); });

@@ -13,8 +13,11 @@
 
 namespace loom::python {
 
-// The numpy dtype of `dtype` (bfloat16 needs the ml_dtypes package);
-// raises loom.NotImplemented when numpy has none.
+// The numpy dtype of `dtype`; raises loom.NotImplemented when numpy has
+// none. bfloat16 is ml_dtypes.bfloat16 when that package is installed, else
+// float32: outputs come back widened to float32 (exact, as onnx.numpy_helper
+// reads bfloat16), and float arrays fed to bfloat16 inputs are rounded to
+// nearest even.
 pybind11::dtype numpy_dtype(DType dtype);
 // The Loom dtype of a numpy dtype; kString for str, bytes and object;
 // kUndefined when there is none (datetime, structured, float128).

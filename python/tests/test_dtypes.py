@@ -1,5 +1,6 @@
-"""Round trips through Identity for every ONNX element type numpy has,
-strings, sequences and optionals; shapes, views and byte orders."""
+"""Round trips through Identity for every ONNX element type (bfloat16 through
+float32 or ml_dtypes), strings, sequences and optionals; shapes, views and
+byte orders."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
@@ -46,6 +47,44 @@ def test_numeric_round_trip(dtype, elem, name, rng):
     assert y.dtype == np.dtype(dtype)
     assert y.shape == x.shape
     np.testing.assert_array_equal(y, x)
+
+
+def bfloat16_rounded(x):
+    """float32 values rounded to bfloat16 (nearest even, NaN kept), widened back."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+    out = r.astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(x), np.float32("nan"), out)
+
+
+def test_bfloat16_round_trip():
+    # numpy has no bfloat16 of its own: float arrays fed to a bfloat16 input
+    # are rounded to nearest even; outputs are ml_dtypes.bfloat16 arrays when
+    # that package is installed (not a Debian 12 package), else float32
+    # widened exactly, as onnx.numpy_helper reads bfloat16 tensors.
+    try:
+        import ml_dtypes
+        out_dtype = np.dtype(ml_dtypes.bfloat16)
+    except ImportError:
+        out_dtype = np.dtype(np.float32)
+    sess = loom.InferenceSession(identity_model(TensorProto.BFLOAT16, [8]), providers=["reference"])
+    assert sess.get_inputs()[0].type == "tensor(bfloat16)"
+    x = np.array([1.0, 1.0048828125, 1.00390625, 1.0078125 + 2**-9, 3.3e38, np.inf, -2.5, np.nan], np.float32)
+    (y,) = sess.run(None, {"x": x})
+    assert y.dtype == out_dtype
+    y = y.astype(np.float32)
+    np.testing.assert_array_equal(y, bfloat16_rounded(x))
+    assert y[1] == 1.0078125, "above the tie rounds up (not truncated)"
+    assert y[2] == 1.0, "a tie rounds to even"
+    # The same rounding as the reference EP's Cast to bfloat16.
+    cast = loom.InferenceSession(
+        model_bytes([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.BFLOAT16)],
+                    [tensor("x", TensorProto.FLOAT, [8])], [tensor("y", TensorProto.BFLOAT16, [8])]),
+        providers=["reference"])
+    (z,) = cast.run(None, {"x": x})
+    np.testing.assert_array_equal(z.astype(np.float32), y)
+    with pytest.raises(loom.InvalidArgument):
+        sess.run(None, {"x": np.arange(8, dtype=np.int32)})
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (3, 0, 2), (1,), (2, 1, 1, 5)])
