@@ -1,6 +1,5 @@
 #include "onnx/isolated_inference.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -14,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "base/library_dir.h"
 #include "base/logging.h"
 #include "onnx/inference_protocol.h"
 #include "onnx/op_schemas.h"
@@ -85,11 +85,9 @@ std::string inference_server_program() {
   // Next to the core library: <libdir>/loom/, in the build tree (build/lib)
   // as in an install tree, like the bundled plugins.
   static const std::string path = [] {
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&inference_server_program), &info) == 0 || info.dli_fname == nullptr)
-      return std::string();
-    const std::filesystem::path lib = std::filesystem::absolute(info.dli_fname);
-    const std::string program = (lib.parent_path() / "loom" / "loom-inference-server").string();
+    const std::filesystem::path dir = core_private_dir();
+    if (dir.empty()) return std::string();
+    const std::string program = (dir / "loom-inference-server").string();
     return ::access(program.c_str(), X_OK) == 0 ? program : std::string();
   }();
   return path;

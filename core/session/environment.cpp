@@ -1,11 +1,9 @@
 #include "loom/environment.h"
 
-#include <dlfcn.h>
-
 #include <filesystem>
-
 #include <mutex>
 
+#include "base/library_dir.h"
 #include "base/logging.h"
 #include "onnx/isolated_inference.h"
 #include "session/inter_op_pool.h"
@@ -43,12 +41,8 @@ Environment::~Environment() = default;
 std::string Environment::default_plugin_dir() {
   // Plugins sit in <libdir>/loom/plugins next to the core library, both in
   // the build tree (build/lib) and in an install tree.
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&Environment::default_plugin_dir), &info) != 0 && info.dli_fname != nullptr) {
-    std::filesystem::path lib = std::filesystem::absolute(info.dli_fname);
-    return (lib.parent_path() / "loom" / "plugins").string();
-  }
-  return "lib/loom/plugins";
+  const std::filesystem::path dir = core_private_dir();
+  return dir.empty() ? "lib/loom/plugins" : (dir / "plugins").string();
 }
 
 Expected<std::shared_ptr<Environment>> Environment::create(const Config& config) {
