@@ -27,6 +27,15 @@ struct Node {
       if (a.name == attr_name) return &a;
     return nullptr;
   }
+  // The attribute's value when it is present with that type, else `fallback`.
+  int64_t int_attr(const std::string& attr_name, int64_t fallback) const {
+    const Attribute* a = find_attribute(attr_name);
+    return a != nullptr && a->type == AttrType::kInt ? a->i : fallback;
+  }
+  float float_attr(const std::string& attr_name, float fallback) const {
+    const Attribute* a = find_attribute(attr_name);
+    return a != nullptr && a->type == AttrType::kFloat ? a->f : fallback;
+  }
   // "name (op_type)" or "#id (op_type)" for unnamed nodes, for messages.
   std::string label() const;
 };

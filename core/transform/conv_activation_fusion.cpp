@@ -23,11 +23,6 @@ struct ConvActivationMatch {
   std::vector<float> params;
 };
 
-float float_attr(const ir::Node& n, const std::string& name, float fallback) {
-  const ir::Attribute* a = n.find_attribute(name);
-  return a && a->type == ir::AttrType::kFloat ? a->f : fallback;
-}
-
 std::optional<ConvActivationMatch> match(const GraphMatcher& m, const ir::Node& conv) {
   if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 ||
       (conv.inputs.size() != 2 && conv.inputs.size() != 3))
@@ -41,9 +36,9 @@ std::optional<ConvActivationMatch> match(const GraphMatcher& m, const ir::Node& 
   const std::string& op = act->op_type;
   if ((op == "Relu" || op == "Tanh" || op == "Sigmoid") && act->inputs.size() == 1) {
   } else if (op == "LeakyRelu" && act->inputs.size() == 1) {
-    out.params = {float_attr(*act, "alpha", 0.01f)};
+    out.params = {act->float_attr("alpha", 0.01f)};
   } else if (op == "HardSigmoid" && act->inputs.size() == 1) {
-    out.params = {float_attr(*act, "alpha", 0.2f), float_attr(*act, "beta", 0.5f)};
+    out.params = {act->float_attr("alpha", 0.2f), act->float_attr("beta", 0.5f)};
   } else if (op == "Clip") {
     auto bounds = m.clip_bounds(*act);
     if (!bounds) return std::nullopt;

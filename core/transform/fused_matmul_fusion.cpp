@@ -31,16 +31,6 @@ struct FusedMatMulMatch {
   float alpha = 1.f;
 };
 
-int64_t int_attr(const ir::Node& n, const std::string& name, int64_t fallback) {
-  const ir::Attribute* a = n.find_attribute(name);
-  return a && a->type == ir::AttrType::kInt ? a->i : fallback;
-}
-
-float float_attr(const ir::Node& n, const std::string& name, float fallback) {
-  const ir::Attribute* a = n.find_attribute(name);
-  return a && a->type == ir::AttrType::kFloat ? a->f : fallback;
-}
-
 // A Transpose of a value of known rank r >= 2 with perm = (0, .., r-3, r-1, r-2).
 bool swaps_last_two(const GraphMatcher& m, const ir::Node& t) {
   if (!GraphMatcher::is(t, "Transpose", 1)) return false;
@@ -84,8 +74,8 @@ std::optional<float> scale_of(const GraphMatcher& m, const ir::Node& n, const st
 std::optional<FusedMatMulMatch> match(const GraphMatcher& m, const ir::Node& mm) {
   const bool plain = GraphMatcher::is(mm, "MatMul", 2);
   const bool fused = mm.op_type == "FusedMatMul" && mm.domain == kMicrosoftDomain && mm.inputs.size() == 2 &&
-                     mm.outputs.size() == 1 && int_attr(mm, "transBatchA", 0) == 0 &&
-                     int_attr(mm, "transBatchB", 0) == 0;
+                     mm.outputs.size() == 1 && mm.int_attr("transBatchA", 0) == 0 &&
+                     mm.int_attr("transBatchB", 0) == 0;
   if (!plain && !fused) return std::nullopt;
   if (!m.is_float(mm.outputs[0])) return std::nullopt;
   FusedMatMulMatch out;
@@ -93,9 +83,9 @@ std::optional<FusedMatMulMatch> match(const GraphMatcher& m, const ir::Node& mm)
   out.output = mm.outputs[0];
   out.nodes = {mm.id};
   if (fused) {
-    out.trans[0] = int_attr(mm, "transA", 0) != 0;
-    out.trans[1] = int_attr(mm, "transB", 0) != 0;
-    out.alpha = float_attr(mm, "alpha", 1.f);
+    out.trans[0] = mm.int_attr("transA", 0) != 0;
+    out.trans[1] = mm.int_attr("transB", 0) != 0;
+    out.alpha = mm.float_attr("alpha", 1.f);
   }
   bool any = false;
   for (size_t k = 0; k < 2; ++k) {

@@ -78,9 +78,7 @@ std::optional<std::pair<float, float>> GraphMatcher::clip_bounds(const ir::Node&
   float lo = -FLT_MAX, hi = FLT_MAX;
   if (clip.opset < 11) {
     if (clip.inputs.size() != 1) return std::nullopt;
-    if (const ir::Attribute* a = clip.find_attribute("min"); a && a->type == ir::AttrType::kFloat) lo = a->f;
-    if (const ir::Attribute* a = clip.find_attribute("max"); a && a->type == ir::AttrType::kFloat) hi = a->f;
-    return std::pair{lo, hi};
+    return std::pair{clip.float_attr("min", lo), clip.float_attr("max", hi)};
   }
   for (size_t i = 1; i < clip.inputs.size(); ++i) {
     if (clip.inputs[i].empty()) continue;

@@ -39,18 +39,6 @@ struct IntegerMatMulMatch {
   std::string bias;  // "" when none
 };
 
-bool int8_type(DType t) { return t == DType::kUint8 || t == DType::kInt8; }
-
-int64_t int_attr(const ir::Node& n, const std::string& name, int64_t fallback) {
-  const ir::Attribute* a = n.find_attribute(name);
-  return a != nullptr ? a->i : fallback;
-}
-
-float float_attr(const ir::Node& n, const std::string& name, float fallback) {
-  const ir::Attribute* a = n.find_attribute(name);
-  return a != nullptr ? a->f : fallback;
-}
-
 // Whether an output of `n` reaches a graph output or a node more than
 // `depth` steps on (assumed live), through readers.
 bool live_outputs(const GraphMatcher& m, const ir::Node& n, int depth) {
@@ -69,13 +57,13 @@ std::optional<IntegerMatMulMatch> match(const GraphMatcher& m, const ir::Node& o
   if ((!gemm && !matmul) || op.outputs.size() != 1 || !m.is_float(op.outputs[0])) return std::nullopt;
   IntegerMatMulMatch out;
   if (gemm) {
-    if (float_attr(op, "alpha", 1.f) != 1.f || float_attr(op, "beta", 1.f) != 1.f || int_attr(op, "transA", 0) != 0)
+    if (op.float_attr("alpha", 1.f) != 1.f || op.float_attr("beta", 1.f) != 1.f || op.int_attr("transA", 0) != 0)
       return std::nullopt;
-    out.transpose_b = int_attr(op, "transB", 0) != 0;
+    out.transpose_b = op.int_attr("transB", 0) != 0;
   }
   auto a = dequantized_from(m, op.inputs[0]);
   auto b = dequantized_from(m, op.inputs[1]);
-  if (!a || !a->per_tensor() || !int8_type(a->type) || !b || !int8_type(b->type)) return std::nullopt;
+  if (!a || !a->per_tensor() || !a->eight_bit() || !b || !b->eight_bit()) return std::nullopt;
   const ir::Graph& g = m.graph();
   if (!g.is_initializer(b->quantized) || g.is_graph_input(b->quantized)) return std::nullopt;
   const Dims& bd = g.initializers.at(b->quantized).dims();

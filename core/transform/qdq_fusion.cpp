@@ -42,7 +42,7 @@ struct QdqMatch {
 };
 
 bool activation(const std::optional<QuantizationParams>& p) {
-  return p && p->per_tensor() && (p->type == DType::kUint8 || p->type == DType::kInt8);
+  return p && p->per_tensor() && p->eight_bit();
 }
 
 // The int32 bias's scale equals x_scale * w_scale (per channel when w is),
@@ -65,7 +65,7 @@ std::optional<QdqMatch> match(const GraphMatcher& m, const ir::Node& op) {
   QdqMatch out;
   auto x = dequantized_from(m, op.inputs[0]);
   auto w = dequantized_from(m, op.inputs[1]);
-  if (!activation(x) || !w || (w->type != DType::kUint8 && w->type != DType::kInt8)) return std::nullopt;
+  if (!activation(x) || !w || !w->eight_bit()) return std::nullopt;
   const ir::ValueType* wt = m.graph().type_of(w->quantized);
   if (conv) {
     // Weights constant (QLinearConv kernels pack them), per output channel at most.

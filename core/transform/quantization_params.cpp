@@ -36,7 +36,7 @@ std::optional<QuantizationParams> quantization_params(const GraphMatcher& m, con
   const std::string op = quantize ? "QuantizeLinear" : "DequantizeLinear";
   if (n.op_type != op || !n.domain.empty() || n.outputs.size() != 1 || n.inputs.size() < 2 || n.inputs.size() > 3)
     return std::nullopt;
-  if (const ir::Attribute* b = n.find_attribute("block_size"); b != nullptr && b->i != 0) return std::nullopt;
+  if (n.int_attr("block_size", 0) != 0) return std::nullopt;
   // Float8 quantization and the opset-21 output_dtype are not what the QDQ passes handle.
   if (n.find_attribute("output_dtype") != nullptr) return std::nullopt;
   const ir::Graph& g = m.graph();
@@ -65,8 +65,7 @@ std::optional<QuantizationParams> quantization_params(const GraphMatcher& m, con
     const ir::ValueType* t = g.type_of(n.inputs[0]);
     if (t == nullptr || !t->has_shape) return std::nullopt;
     const int64_t rank = static_cast<int64_t>(t->dims.size());
-    const ir::Attribute* a = n.find_attribute("axis");
-    int64_t axis = a != nullptr ? a->i : 1;
+    int64_t axis = n.int_attr("axis", 1);
     if (axis < 0) axis += rank;
     if (axis < 0 || axis >= rank) return std::nullopt;
     const int64_t extent = t->dims[static_cast<size_t>(axis)].value;

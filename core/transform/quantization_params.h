@@ -23,6 +23,8 @@ struct QuantizationParams {
   int64_t axis = -1;               // normalised; -1 when per tensor (one scale)
 
   bool per_tensor() const { return scale.size() == 1; }
+  // Quantized to 8 bits (uint8 / int8), as activations and weights are.
+  bool eight_bit() const { return type == DType::kUint8 || type == DType::kInt8; }
   // Zero points all 0.
   bool symmetric() const;
 };
