@@ -26,10 +26,6 @@ bool joins_chain(const NodeSpec& consumer, const std::string& value) {
   return consumer.inputs[1] == value && is_commutative(*alg);
 }
 
-bool is_onnx_op(const NodeSpec& n, const char* op) {
-  return n.op_type == op && (n.domain.empty() || n.domain == "ai.onnx");
-}
-
 // See plan_fusion's contract (quantized residuals): anchor -> chain.
 std::map<size_t, std::vector<size_t>> plan_quantized_residuals(
     const PartitionSpec& spec, const std::set<std::string>& outputs,
@@ -53,16 +49,16 @@ std::map<size_t, std::vector<size_t>> plan_quantized_residuals(
   std::map<size_t, std::vector<size_t>> chains;
   for (size_t add = 0; add < spec.nodes.size(); ++add) {
     const NodeSpec& a = spec.nodes[add];
-    if (!is_onnx_op(a, "Add") || a.inputs.size() != 2 || a.outputs.size() != 1 || a.inputs[0] == a.inputs[1])
+    if (!a.is_onnx_op("Add") || a.inputs.size() != 2 || a.outputs.size() != 1 || a.inputs[0] == a.inputs[1])
       continue;
     // Add -> [Relu] -> QuantizeLinear.
     std::vector<size_t> tail = {add};
     auto next = sole_consumer(a.outputs[0]);
-    if (next && is_onnx_op(spec.nodes[*next], "Relu") && spec.nodes[*next].outputs.size() == 1) {
+    if (next && spec.nodes[*next].is_onnx_op("Relu") && spec.nodes[*next].outputs.size() == 1) {
       tail.push_back(*next);
       next = sole_consumer(spec.nodes[*next].outputs[0]);
     }
-    if (!next || !is_onnx_op(spec.nodes[*next], "QuantizeLinear") ||
+    if (!next || !spec.nodes[*next].is_onnx_op("QuantizeLinear") ||
         spec.nodes[*next].inputs[0] != spec.nodes[tail.back()].outputs[0])
       continue;
     tail.push_back(*next);
@@ -71,7 +67,7 @@ std::map<size_t, std::vector<size_t>> plan_quantized_residuals(
     bool ok = true;
     for (size_t k = 0; k < 2 && ok; ++k) {
       auto p = producer_of(a.inputs[k]);
-      ok = p && is_onnx_op(spec.nodes[*p], "DequantizeLinear") && sole_consumer(a.inputs[k]) == add && !taken[*p];
+      ok = p && spec.nodes[*p].is_onnx_op("DequantizeLinear") && sole_consumer(a.inputs[k]) == add && !taken[*p];
       if (ok) dq[k] = *p;
     }
     if (!ok) continue;
@@ -80,7 +76,7 @@ std::map<size_t, std::vector<size_t>> plan_quantized_residuals(
     for (size_t k = 0; k < 2; ++k) {
       const std::string& y = spec.nodes[dq[k]].inputs[0];
       auto c = producer_of(y);
-      if (!c || !is_onnx_op(spec.nodes[*c], "QLinearConv") || spec.nodes[*c].outputs.size() != 1 || taken[*c] ||
+      if (!c || !spec.nodes[*c].is_onnx_op("QLinearConv") || spec.nodes[*c].outputs.size() != 1 || taken[*c] ||
           chains.count(*c) || sole_consumer(y) != dq[k])
         continue;
       if (!anchor || *c > *anchor) {

@@ -43,6 +43,8 @@ struct NodeSpec {
   // "Conv node 'conv1'": the prefix every error about this node uses.
   std::string label() const { return op_type + " node '" + name + "'"; }
   bool has_input(size_t i) const { return i < inputs.size() && !inputs[i].empty(); }
+  // `op` of the ONNX domain ("" or "ai.onnx").
+  bool is_onnx_op(const char* op) const { return op_type == op && (domain.empty() || domain == "ai.onnx"); }
   int64_t attr_int(const std::string& key, int64_t fallback) const {
     auto it = ints.find(key);
     return it == ints.end() ? fallback : it->second;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "eltwise_ops.h"
+#include "ops/quant_params.h"
 
 namespace loom::onednn {
 namespace {
@@ -106,7 +107,7 @@ class Matcher {
   // Nodes of x * HardSigmoid(x) (alpha 1/6, beta 1/2) starting at `hs`.
   std::vector<size_t> hard_sigmoid_form(size_t hs) const {
     const NodeSpec& n = spec_.nodes[hs];
-    if (n.op_type != "HardSigmoid" || !(n.domain.empty() || n.domain == "ai.onnx") || n.inputs.size() != 1 ||
+    if (!n.is_onnx_op("HardSigmoid") || n.inputs.size() != 1 ||
         n.outputs.size() != 1 || n.input_dtypes[0] != LOOM_DTYPE_FLOAT)
       return {};
     if (std::fabs(n.attr_float("alpha", 0.2f) - 1.f / 6.f) > 1e-6f || std::fabs(n.attr_float("beta", 0.5f) - 0.5f) > 1e-6f)
@@ -124,7 +125,7 @@ class Matcher {
   // commutative operands either way round.
   std::vector<size_t> gelu_form(size_t erf, size_t& x_input) const {
     const NodeSpec& e = spec_.nodes[erf];
-    if (e.op_type != "Erf" || !(e.domain.empty() || e.domain == "ai.onnx") || e.inputs.size() != 1 ||
+    if (!e.is_onnx_op("Erf") || e.inputs.size() != 1 ||
         e.outputs.size() != 1 || e.input_dtypes[0] != LOOM_DTYPE_FLOAT)
       return {};
     auto d = producer(e.inputs[0]);
@@ -198,7 +199,7 @@ class Matcher {
     const size_t pow = spec_.nodes[readers[0]].op_type == "Pow" ? readers[0] : readers[1];
     const size_t use = pow == readers[0] ? readers[1] : readers[0];
     const NodeSpec& pn = spec_.nodes[pow];
-    if (pn.op_type != "Pow" || !(pn.domain.empty() || pn.domain == "ai.onnx") || pn.inputs.size() != 2 ||
+    if (!pn.is_onnx_op("Pow") || pn.inputs.size() != 2 ||
         pn.inputs[0] != d || pn.outputs.size() != 1 || !is_scalar_constant(pn, 1, 2.0))
       return {};
     const auto r1 = sole_consumer(pn.outputs[0]);
@@ -216,7 +217,7 @@ class Matcher {
     const auto sq = sole_consumer(an.outputs[0]);
     if (!sq) return {};
     const NodeSpec& sn = spec_.nodes[*sq];
-    if (sn.op_type != "Sqrt" || !(sn.domain.empty() || sn.domain == "ai.onnx") || sn.inputs.size() != 1 ||
+    if (!sn.is_onnx_op("Sqrt") || sn.inputs.size() != 1 ||
         sn.outputs.size() != 1)
       return {};
     const std::string& s = sn.outputs[0];
@@ -230,7 +231,7 @@ class Matcher {
     } else {
       // d * Reciprocal(s), either order.
       const NodeSpec& rc = spec_.nodes[*next];
-      if (rc.op_type != "Reciprocal" || !(rc.domain.empty() || rc.domain == "ai.onnx") || rc.inputs.size() != 1 ||
+      if (!rc.is_onnx_op("Reciprocal") || rc.inputs.size() != 1 ||
           rc.outputs.size() != 1 || sole_consumer(rc.outputs[0]) != use || !is_mul_by(use, rc.outputs[0], d))
         return {};
       out.nodes.push_back(*next);
@@ -286,7 +287,7 @@ class Matcher {
   // known when the axis is given as a non-negative index. Axes are an
   // attribute before opset 18 and a constant input from 18 on.
   static bool is_last_axis_mean(const NodeSpec& n) {
-    if (n.op_type != "ReduceMean" || !(n.domain.empty() || n.domain == "ai.onnx") || n.inputs.empty() ||
+    if (!n.is_onnx_op("ReduceMean") || n.inputs.empty() ||
         n.outputs.size() != 1 || n.input_dtypes[0] != LOOM_DTYPE_FLOAT)
       return false;
     if (n.attr_int("keepdims", 1) != 1) return false;
@@ -492,30 +493,18 @@ void fuse_quantized_max_pool_patterns(PartitionSpec& spec) {
   for (size_t i = 0; i < spec.nodes.size(); ++i)
     for (const std::string& v : spec.nodes[i].outputs)
       if (!v.empty()) producer[v] = i;
-  // Scalar scale and zero point of a Q / DQ node (zero point 0 when absent).
-  auto params = [](const NodeSpec& q) -> std::optional<std::pair<double, double>> {
-    auto s = q.small_constants.find(1);
-    if (s == q.small_constants.end() || s->second.size() != 1 || !(s->second[0] > 0)) return std::nullopt;
-    if (!q.has_input(2)) return std::make_pair(s->second[0], 0.0);
-    auto z = q.small_constants.find(2);
-    if (z == q.small_constants.end() || z->second.size() != 1) return std::nullopt;
-    return std::make_pair(s->second[0], z->second[0]);
-  };
-  auto is_op = [](const NodeSpec& n, const char* op) {
-    return n.op_type == op && (n.domain.empty() || n.domain == "ai.onnx");
-  };
   for (size_t p = 0; p < spec.nodes.size(); ++p) {
     const NodeSpec& pool = spec.nodes[p];
-    if (!is_op(pool, "MaxPool") || pool.inputs.empty() || pool.used_output_count() != 1 || pool.outputs[0].empty())
+    if (!pool.is_onnx_op("MaxPool") || pool.inputs.empty() || pool.used_output_count() != 1 || pool.outputs[0].empty())
       continue;
     auto dq = producer.find(pool.inputs[0]);
-    if (dq == producer.end() || !is_op(spec.nodes[dq->second], "DequantizeLinear") ||
+    if (dq == producer.end() || !spec.nodes[dq->second].is_onnx_op("DequantizeLinear") ||
         m.sole_consumer(pool.inputs[0]) != p)
       continue;
     auto q = m.sole_consumer(pool.outputs[0]);
-    if (!q || !is_op(spec.nodes[*q], "QuantizeLinear") || spec.nodes[*q].inputs[0] != pool.outputs[0]) continue;
+    if (!q || !spec.nodes[*q].is_onnx_op("QuantizeLinear") || spec.nodes[*q].inputs[0] != pool.outputs[0]) continue;
     const NodeSpec &d = spec.nodes[dq->second], &qn = spec.nodes[*q];
-    const auto pd = params(d), pq = params(qn);
+    const auto pd = scalar_quant_params(d), pq = scalar_quant_params(qn);
     if (!pd || !pq || *pd != *pq || d.input_dtypes[0] != qn.output_dtypes[0] ||
         (d.input_dtypes[0] != LOOM_DTYPE_UINT8 && d.input_dtypes[0] != LOOM_DTYPE_INT8))
       continue;

@@ -40,21 +40,6 @@ namespace {
 using dnnl::memory;
 using tag = memory::format_tag;
 
-struct ScalarParams {
-  float scale;
-  int32_t zero;
-};
-
-// A Q / DQ node's scale and zero point when both are scalars (per tensor).
-std::optional<ScalarParams> scalar_params(const NodeSpec& q) {
-  auto s = q.small_constants.find(1);
-  if (s == q.small_constants.end() || s->second.size() != 1 || !(s->second[0] > 0)) return std::nullopt;
-  if (!q.has_input(2)) return ScalarParams{static_cast<float>(s->second[0]), 0};
-  auto z = q.small_constants.find(2);
-  if (z == q.small_constants.end() || z->second.size() != 1) return std::nullopt;
-  return ScalarParams{static_cast<float>(s->second[0]), static_cast<int32_t>(z->second[0])};
-}
-
 std::pair<int32_t, int32_t> type_range(memory::data_type t) {
   return t == memory::data_type::s8 ? std::make_pair(-128, 127) : std::make_pair(0, 255);
 }
@@ -81,11 +66,11 @@ std::optional<Residual> plan_residual(ProgramBuilder& b, const NodeSpec& n, cons
   if (dq_y.op_type != "DequantizeLinear" || dq_r.op_type != "DequantizeLinear" || q.op_type != "QuantizeLinear" ||
       dq_y.inputs[0] != n.outputs[0])
     return std::nullopt;
-  const auto py = scalar_params(dq_y), pr = scalar_params(dq_r), po = scalar_params(q);
+  const auto py = scalar_quant_params(dq_y), pr = scalar_quant_params(dq_r), po = scalar_quant_params(q);
   if (!py || !pr || !po) return std::nullopt;
   const float y_scale = scalar_scale(n, 6);
   const int32_t y_zero = scalar_zero_point(n, 7);
-  if (py->scale != y_scale || py->zero != y_zero) return std::nullopt;
+  if (py->scale != y_scale || py->zero_point != y_zero) return std::nullopt;
   const std::optional<memory::data_type> y_type = dnnl_type_of(n.output_dtypes[0]);
   const std::optional<memory::data_type> out_type = dnnl_type_of(q.output_dtypes[0]);
   if (!y_type || !out_type || (*out_type != memory::data_type::u8 && *out_type != memory::data_type::s8))
@@ -96,7 +81,7 @@ std::optional<Residual> plan_residual(ProgramBuilder& b, const NodeSpec& n, cons
 
   Residual res;
   res.out_scale = po->scale;
-  res.out_zero = po->zero;
+  res.out_zero = po->zero_point;
   res.out_type = *out_type;
   const size_t last = chain.size() - 1;  // all or nothing: every post-op ends the chain
   const auto [qmin, qmax] = type_range(*y_type);
@@ -112,7 +97,7 @@ std::optional<Residual> plan_residual(ProgramBuilder& b, const NodeSpec& n, cons
   sum.kind = PostOp::kSum;
   sum.operand = r;
   sum.sum_scale = pr->scale / po->scale;
-  sum.sum_zero_point = pr->zero;
+  sum.sum_zero_point = pr->zero_point;
   sum.node_index = last;
   sum.node = &dq_r;  // the node reading r (for can_overwrite)
   res.ops.push_back(sum);

@@ -2,6 +2,15 @@
 
 namespace loom::onednn {
 
+std::optional<ScalarQuantParams> scalar_quant_params(const NodeSpec& q) {
+  auto s = q.small_constants.find(1);
+  if (s == q.small_constants.end() || s->second.size() != 1 || !(s->second[0] > 0)) return std::nullopt;
+  if (!q.has_input(2)) return ScalarQuantParams{static_cast<float>(s->second[0]), 0};
+  auto z = q.small_constants.find(2);
+  if (z == q.small_constants.end() || z->second.size() != 1) return std::nullopt;
+  return ScalarQuantParams{static_cast<float>(s->second[0]), static_cast<int32_t>(z->second[0])};
+}
+
 float scalar_scale(const NodeSpec& n, size_t i) {
   auto it = n.small_constants.find(i);
   if (it == n.small_constants.end() || it->second.size() != 1) n.fail("scale " + std::to_string(i) + " must be a scalar constant");

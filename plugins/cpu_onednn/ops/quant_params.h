@@ -7,12 +7,24 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "program_builder.h"
 
 namespace loom::onednn {
+
+// A QuantizeLinear / DequantizeLinear node's scale (input 1) and zero point
+// (input 2; 0 when absent) when both are scalar constants and the scale is
+// positive; nullopt otherwise (fusions then leave the node alone).
+struct ScalarQuantParams {
+  float scale = 0.f;
+  int32_t zero_point = 0;
+  bool operator==(const ScalarQuantParams& o) const { return scale == o.scale && zero_point == o.zero_point; }
+  bool operator!=(const ScalarQuantParams& o) const { return !(*this == o); }
+};
+std::optional<ScalarQuantParams> scalar_quant_params(const NodeSpec& q);
 
 // The scalar constant at input i (a scale).
 float scalar_scale(const NodeSpec& n, size_t i);
