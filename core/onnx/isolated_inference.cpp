@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "base/library_dir.h"
 #include "base/logging.h"
@@ -47,25 +49,60 @@ void merge_skeleton(const ::onnx::GraphProto& s, ::onnx::GraphProto* g) {
   }
 }
 
+// A tensor big enough to be a weight rather than shape data: the server
+// gets its type and shape only (ONNX's data propagation reads small ones).
+bool large(const ::onnx::TensorProto& t) { return t.ByteSizeLong() > kInferenceDataThreshold; }
+
+void add_typed_input(::onnx::GraphProto* g, const std::string& name, const ::onnx::TensorProto& t) {
+  ::onnx::ValueInfoProto* in = g->add_input();
+  in->set_name(name);
+  auto* tensor_type = in->mutable_type()->mutable_tensor_type();
+  tensor_type->set_elem_type(t.data_type());
+  auto* shape = tensor_type->mutable_shape();
+  for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
+}
+
+// The large tensor of a top-level Constant node, or null.
+const ::onnx::TensorProto* large_constant(const ::onnx::NodeProto& n) {
+  if (n.op_type() != "Constant" || !(n.domain().empty() || n.domain() == "ai.onnx") || n.output_size() != 1 ||
+      n.attribute_size() != 1)
+    return nullptr;
+  const ::onnx::AttributeProto& a = n.attribute(0);
+  return a.name() == "value" && a.has_t() && large(a.t()) ? &a.t() : nullptr;
+}
+
 // The request: `model` serialized with its main graph's large initializers
-// replaced by typed graph inputs. The model is put back as it was.
+// replaced by typed graph inputs, and its large Constant nodes by Identity
+// nodes reading typed graph inputs (a node for a node, so the reply's
+// skeleton still lines up; exporters such as paddle2onnx keep every weight
+// in a Constant). The model is put back as it was.
 std::string light_request(::onnx::ModelProto& model) {
   ::onnx::GraphProto* g = model.mutable_graph();
   google::protobuf::RepeatedPtrField<::onnx::TensorProto> all;
   all.Swap(g->mutable_initializer());
   const int inputs = g->input_size();
   for (const ::onnx::TensorProto& t : all) {
-    if (t.ByteSizeLong() <= kInferenceDataThreshold) {
+    if (large(t))
+      add_typed_input(g, t.name(), t);
+    else
       *g->add_initializer() = t;
-      continue;
-    }
-    ::onnx::ValueInfoProto* in = g->add_input();
-    in->set_name(t.name());
-    auto* tensor_type = in->mutable_type()->mutable_tensor_type();
-    tensor_type->set_elem_type(t.data_type());
-    for (int64_t d : t.dims()) tensor_type->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  std::vector<std::pair<int, ::onnx::NodeProto>> constants;  // (index, original node)
+  for (int i = 0; i < g->node_size(); ++i) {
+    const ::onnx::TensorProto* t = large_constant(g->node(i));
+    if (t == nullptr) continue;
+    // A name no model uses: graph value names never hold a control character.
+    const std::string value = "\x01loom.constant." + std::to_string(i);
+    add_typed_input(g, value, *t);
+    ::onnx::NodeProto identity;
+    identity.set_op_type("Identity");
+    identity.add_input(value);
+    identity.add_output(g->node(i).output(0));
+    constants.emplace_back(i, std::move(identity));
+    constants.back().second.Swap(g->mutable_node(i));
   }
   std::string request = model.SerializeAsString();
+  for (auto& [i, original] : constants) g->mutable_node(i)->Swap(&original);
   g->mutable_initializer()->Swap(&all);
   g->mutable_input()->DeleteSubrange(inputs, g->input_size() - inputs);
   return request;

@@ -28,6 +28,11 @@ class ConstantFolding : public Pass {
     std::set<ir::NodeId> folded;
     for (ir::Node* n : order) {
       if (!foldable(graph, *n)) continue;
+      if (const std::shared_ptr<Tensor>& value = constant_tensor(*n)) {
+        become_initializer(graph, n->outputs[0], *value);
+        folded.insert(n->id);
+        continue;
+      }
       auto outputs = ctx.evaluate(graph, *n);
       if (!outputs) {
         // Not fatal: the node runs at run time and reports its error then.
@@ -37,17 +42,8 @@ class ConstantFolding : public Pass {
       size_t bytes = 0;
       for (const Tensor& t : *outputs) bytes += t.byte_size();
       if (bytes > kMaxFoldedGrowthBytes) continue;
-      for (size_t i = 0; i < n->outputs.size() && i < outputs->size(); ++i) {
-        const std::string& o = n->outputs[i];
-        if (o.empty()) continue;
-        const Tensor& t = (*outputs)[i];
-        ir::ValueType vt;
-        vt.dtype = t.dtype();
-        vt.has_shape = true;
-        for (int64_t d : t.dims()) vt.dims.push_back(DimInfo{d, ""});
-        graph.value_types[o] = vt;
-        graph.initializers[o] = t;
-      }
+      for (size_t i = 0; i < n->outputs.size() && i < outputs->size(); ++i)
+        if (!n->outputs[i].empty()) become_initializer(graph, n->outputs[i], (*outputs)[i]);
       folded.insert(n->id);
     }
     if (!folded.empty()) {
@@ -58,6 +54,27 @@ class ConstantFolding : public Pass {
   }
 
  private:
+  // The tensor of a Constant node given as one (its value: shared with the
+  // node rather than evaluated, which would copy it; exporters such as
+  // paddle2onnx keep every weight in a Constant), or null.
+  static const std::shared_ptr<Tensor>& constant_tensor(const ir::Node& n) {
+    static const std::shared_ptr<Tensor> none;
+    if (n.op_type != "Constant" || !(n.domain.empty() || n.domain == "ai.onnx") || n.outputs.size() != 1 ||
+        n.outputs[0].empty() || n.attributes.size() != 1)
+      return none;
+    const ir::Attribute& a = n.attributes[0];
+    return a.name == "value" && a.type == ir::AttrType::kTensor ? a.tensor : none;
+  }
+
+  static void become_initializer(ir::Graph& graph, const std::string& value, const Tensor& t) {
+    ir::ValueType vt;
+    vt.dtype = t.dtype();
+    vt.has_shape = true;
+    for (int64_t d : t.dims()) vt.dims.push_back(DimInfo{d, ""});
+    graph.value_types[value] = vt;
+    graph.initializers[value] = t;
+  }
+
   static bool foldable(const ir::Graph& graph, const ir::Node& n) {
     if (kNeverFold.count(n.op_type) || n.outputs.empty()) return false;
     for (const ir::Attribute& a : n.attributes)

@@ -63,22 +63,30 @@ inline Tensor scale_conv_weight(const ir::Node& n, const ConvParts& p, const std
   const Dims& d = p.w->dims();
   const int64_t count = p.w->element_count();
   const float* w = p.w->data_as<float>();
-  std::vector<float> out(static_cast<size_t>(count));
+  Tensor scaled = Tensor::zeros(DType::kFloat, d).value();
+  float* out = scaled.mutable_data_as<float>();
+  // Loops over whole channels rather than dividing per element: this runs
+  // on every weight of the model at session creation.
   if (!p.transposed) {
     const int64_t block = count / d[0];  // one output channel's weights are contiguous
-    for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(w[i] * scale[i / block]);
+    for (int64_t m = 0; m < d[0]; ++m) {
+      const double s = scale[m];
+      for (int64_t i = m * block; i < (m + 1) * block; ++i) out[i] = static_cast<float>(w[i] * s);
+    }
   } else {
     int64_t group = 1;
     if (const ir::Attribute* a = n.find_attribute("group")) group = a->i;
     const int64_t kernel = count / (d[0] * d[1]);
     const int64_t in_per_group = d[0] / group;
     // Element [c, j, k...] feeds output channel (c / in_per_group) * (M/group) + j.
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t c = i / (d[1] * kernel), j = (i / kernel) % d[1];
-      out[i] = static_cast<float>(w[i] * scale[(c / in_per_group) * d[1] + j]);
-    }
+    for (int64_t c = 0; c < d[0]; ++c)
+      for (int64_t j = 0; j < d[1]; ++j) {
+        const double s = scale[(c / in_per_group) * d[1] + j];
+        const int64_t first = (c * d[1] + j) * kernel;
+        for (int64_t i = first; i < first + kernel; ++i) out[i] = static_cast<float>(w[i] * s);
+      }
   }
-  return Tensor::from_vector(DType::kFloat, d, out);
+  return scaled;
 }
 
 // The conv node rewritten to read `w` and `b` and produce `output`.

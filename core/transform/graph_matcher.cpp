@@ -17,13 +17,17 @@ std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, const std::
 }
 
 GraphMatcher::GraphMatcher(const ir::Graph& graph) : graph_(graph) {
+  producer_.reserve(graph.nodes().size() * 2);
+  consumers_.reserve(graph.nodes().size() * 2);
+  std::vector<std::string_view> read;
   for (const auto& n : graph.nodes()) {
     for (const std::string& o : n->outputs)
       if (!o.empty()) producer_[o] = n.get();
-    std::vector<std::string> read = ir::values_read(*n);
+    read.assign(n->inputs.begin(), n->inputs.end());
+    for (const std::string& c : ir::captured_values(*n)) read.push_back(*captured_.insert(c).first);
     std::sort(read.begin(), read.end());
     read.erase(std::unique(read.begin(), read.end()), read.end());
-    for (const std::string& v : read)
+    for (std::string_view v : read)
       if (!v.empty()) consumers_[v].push_back(n.get());
   }
 }

@@ -1,11 +1,13 @@
 // Read-only queries for pattern-matching passes over an ir::Graph: who
 // produces and who reads a value, constants, and the small predicates
-// fusions are written with. Built once per pass run; stale after edits.
+// fusions are written with. Built once per pass run; stale after edits, and
+// not to be queried after any: its index holds views of the nodes' names.
 #pragma once
 
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -71,8 +73,11 @@ class GraphMatcher {
   std::optional<std::vector<float>> constant_node_floats(const std::string& value) const;
 
   const ir::Graph& graph_;
-  std::unordered_map<std::string, const ir::Node*> producer_;
-  std::unordered_map<std::string, std::vector<const ir::Node*>> consumers_;
+  // Keyed by views of the nodes' own strings (no copy of every name per pass
+  // run), and of captured_ for values subgraphs read from outside.
+  std::set<std::string> captured_;
+  std::unordered_map<std::string_view, const ir::Node*> producer_;
+  std::unordered_map<std::string_view, std::vector<const ir::Node*>> consumers_;
 };
 
 }  // namespace loom::transform

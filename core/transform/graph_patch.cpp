@@ -19,12 +19,13 @@ GraphPatch::GraphPatch(ir::Graph& graph, std::string why) : graph_(graph), why_(
 
 std::string GraphPatch::fresh_name(const std::string& hint) {
   if (!names_indexed_) {
+    graph_outputs_.reserve(graph_.nodes().size() * 2);
     for (const auto& node : graph_.nodes())
-      for (const std::string& o : node->outputs) names_taken_.insert(o);
+      for (const std::string& o : node->outputs) graph_outputs_.insert(o);
     names_indexed_ = true;
   }
   auto taken = [&](const std::string& n) {
-    return names_taken_.count(n) || graph_.initializers.count(n) || graph_.value_types.count(n) ||
+    return graph_outputs_.count(n) || names_taken_.count(n) || graph_.initializers.count(n) || graph_.value_types.count(n) ||
            graph_.is_graph_input(n) || graph_.is_graph_output(n);
   };
   std::string name = hint;
@@ -152,36 +153,50 @@ Status GraphPatch::commit() {
           (graph_.initializers.count(o) || initializers_.count(o) || graph_.is_graph_input(o)))
         return reject("node " + views[i].node->label() + " would overwrite input or initializer '" + o + "'");
     }
-  auto defined = [&](const std::string& v) {
-    return v.empty() || producer.count(v) || graph_.initializers.count(v) || initializers_.count(v) ||
-           graph_.is_graph_input(v) || defined_outside(graph_, v);
+  // Defined other than by a node: an initializer, a graph input or a value
+  // of an enclosing graph.
+  auto defined_elsewhere = [&](const std::string& v) {
+    return v.empty() || graph_.initializers.count(v) || initializers_.count(v) || graph_.is_graph_input(v) ||
+           defined_outside(graph_, v);
   };
+  // The dependency edges (producer view, reader view), then Kahn's
+  // algorithm over them. Runs for every patch, so one hash lookup per read
+  // and no allocation per node.
+  std::vector<std::pair<size_t, size_t>> edges;
+  edges.reserve(views.size() * 2);
   std::vector<size_t> pending(views.size(), 0);
-  std::vector<std::vector<size_t>> consumers(views.size());
-  std::vector<size_t> deps;
   for (size_t i = 0; i < views.size(); ++i) {
     const View& v = views[i];
-    deps.clear();
+    const size_t first_edge = edges.size();
     auto read = [&](const std::string& value) -> Status {
-      if (!defined(value))
-        return reject("node " + v.node->label() + " would read '" + value + "', which nothing defines");
       auto p = producer.find(value);
-      if (p != producer.end()) deps.push_back(p->second);
+      if (p != producer.end()) {
+        if (p->second == i) return reject("node " + v.node->label() + " would read its own output");
+        edges.emplace_back(p->second, i);
+      } else if (!defined_elsewhere(value)) {
+        return reject("node " + v.node->label() + " would read '" + value + "', which nothing defines");
+      }
       return Status::ok();
     };
     for (const std::string& in : v.rewired ? v.inputs : v.node->inputs) LOOM_RETURN_IF_ERROR(read(in));
     if (has_subgraphs(*v.node))
       for (const std::string& c : ir::captured_values(*v.node)) LOOM_RETURN_IF_ERROR(read(c));
-    std::sort(deps.begin(), deps.end());
-    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    for (size_t d : deps) {
-      if (d == i) return reject("node " + v.node->label() + " would read its own output");
-      consumers[d].push_back(i);
-    }
-    pending[i] = deps.size();
+    // A node reading one value twice depends on its producer once.
+    std::sort(edges.begin() + first_edge, edges.end());
+    edges.erase(std::unique(edges.begin() + first_edge, edges.end()), edges.end());
+    pending[i] = edges.size() - first_edge;
   }
   for (const std::string& o : graph_.outputs)
-    if (!defined(o)) return reject("graph output '" + o + "' would no longer be produced");
+    if (!producer.count(o) && !defined_elsewhere(o)) return reject("graph output '" + o + "' would no longer be produced");
+  // Consumers of each view, by producer (counting sort of the edges).
+  std::vector<size_t> first_consumer(views.size() + 1, 0);
+  for (const auto& [from, to] : edges) ++first_consumer[from + 1];
+  for (size_t i = 0; i < views.size(); ++i) first_consumer[i + 1] += first_consumer[i];
+  std::vector<size_t> consumers(edges.size());
+  {
+    std::vector<size_t> next(first_consumer.begin(), first_consumer.end() - 1);
+    for (const auto& [from, to] : edges) consumers[next[from]++] = to;
+  }
   std::vector<size_t> ready;
   for (size_t i = 0; i < views.size(); ++i)
     if (pending[i] == 0) ready.push_back(i);
@@ -190,8 +205,8 @@ Status GraphPatch::commit() {
     const size_t i = ready.back();
     ready.pop_back();
     ++visited;
-    for (size_t c : consumers[i])
-      if (--pending[c] == 0) ready.push_back(c);
+    for (size_t k = first_consumer[i]; k < first_consumer[i + 1]; ++k)
+      if (--pending[consumers[k]] == 0) ready.push_back(consumers[k]);
   }
   if (visited != views.size()) return reject("it would create a cycle");
 

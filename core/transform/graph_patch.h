@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/graph.h"
@@ -60,7 +62,10 @@ class GraphPatch {
   std::map<std::string, Tensor> initializers_;
   std::map<std::string, ir::ValueType> types_;
   std::map<std::string, int64_t> imports_;
-  std::set<std::string> names_taken_;  // node outputs (indexed on first use) and names handed out
+  // Names in use: the graph's node outputs (indexed on first use, as views
+  // of the nodes' own strings, which outlive the patch) and names handed out.
+  std::unordered_set<std::string_view> graph_outputs_;
+  std::set<std::string> names_taken_;
   bool names_indexed_ = false;
 };
 

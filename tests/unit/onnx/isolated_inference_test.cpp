@@ -84,6 +84,69 @@ TEST(IsolatedInferenceTest, LargeInitializersGoByTypeAndStayInTheModel) {
   EXPECT_EQ(model.graph().initializer(0).SerializeAsString(), before) << "w is untouched";
 }
 
+// A Constant node holding `values` as a tensor of `dims`.
+void add_constant(::onnx::GraphProto* g, const std::string& output, const std::vector<int64_t>& dims,
+                  const std::vector<float>& values) {
+  ::onnx::NodeProto* n = g->add_node();
+  n->set_op_type("Constant");
+  n->set_name(output + "_constant");
+  n->add_output(output);
+  ::onnx::AttributeProto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(::onnx::AttributeProto::TENSOR);
+  ::onnx::TensorProto* t = a->mutable_t();
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(values.data(), values.size() * sizeof(float));
+}
+
+// Exporters such as paddle2onnx keep every weight in a Constant node; the
+// server gets those by type too (a node stands in for the node, so the
+// skeleton still lines up with the model's nodes and subgraphs after it).
+TEST(IsolatedInferenceTest, LargeConstantNodesGoByTypeAndStayInTheModel) {
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {2, 1024});
+  m.input("c", ::onnx::TensorProto::BOOL, {});
+  ::onnx::GraphProto* g = m.proto().mutable_graph();
+  add_constant(g, "w", {1024, 8}, std::vector<float>(1024 * 8, 0.5f));  // 32 KiB: sent by type
+  add_constant(g, "shape", {2}, {4, 4});                                 // small: its data is read
+  g->mutable_node(1)->mutable_attribute(0)->mutable_t()->set_data_type(::onnx::TensorProto::INT64);
+  const std::vector<int64_t> shape{4, 4};
+  g->mutable_node(1)->mutable_attribute(0)->mutable_t()->set_raw_data(shape.data(), shape.size() * sizeof(int64_t));
+  m.node("MatMul", {"x", "w"}, {"y"}, "matmul");
+  m.node("Reshape", {"y", "shape"}, {"z"}, "reshape");
+  testing::ModelBuilder branch;
+  branch.node("Transpose", {"z"}, {"inner"}, "transpose");
+  branch.node("Relu", {"inner"}, {"out"}, "relu");
+  branch.output("out", ::onnx::TensorProto::FLOAT, {});
+  branch.proto().mutable_graph()->mutable_output(0)->clear_type();
+  m.node("If", {"c"}, {"out"}, "if");
+  for (const char* name : {"then_branch", "else_branch"}) {
+    auto* a = m.proto().mutable_graph()->mutable_node(4)->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = branch.proto().graph();
+  }
+  m.output("out", ::onnx::TensorProto::FLOAT, {4, 4});
+  ::onnx::ModelProto model = m.proto();
+  const std::string nodes_before = model.graph().node(0).SerializeAsString() + model.graph().node(1).SerializeAsString();
+  InferenceResult r = infer_shapes_isolated(model, nullptr);
+  EXPECT_EQ(r.outcome, InferenceOutcome::kDone) << r.detail;
+  for (auto [name, dims] : {std::pair{"w", std::vector<int64_t>{1024, 8}}, std::pair{"y", std::vector<int64_t>{2, 8}},
+                            std::pair{"z", std::vector<int64_t>{4, 4}}}) {
+    const auto* v = value_info(model.graph(), name);
+    ASSERT_NE(v, nullptr) << name;
+    EXPECT_EQ(dims_of(*v), dims) << name << ": z's shape needs the small Constant's data";
+  }
+  const auto* inner = value_info(model.graph().node(4).attribute(0).g(), "inner");
+  ASSERT_NE(inner, nullptr) << "the subgraph after the stand-in nodes got its types";
+  EXPECT_EQ(dims_of(*inner), (std::vector<int64_t>{4, 4}));
+  ASSERT_EQ(model.graph().input_size(), 2) << "the stand-in input for w is gone again";
+  ASSERT_EQ(model.graph().node_size(), 5);
+  EXPECT_EQ(model.graph().node(0).SerializeAsString() + model.graph().node(1).SerializeAsString(), nodes_before)
+      << "the Constant nodes are untouched";
+}
+
 TEST(IsolatedInferenceTest, SubgraphTypesComeBack) {
   testing::ModelBuilder then_branch, else_branch;
   for (auto* b : {&then_branch, &else_branch}) {
