@@ -97,11 +97,13 @@ Expected<Tensor> Tensor::zeros_unchecked(DType dtype, Dims dims) {
   if (esize == 0) return invalid_argument("cannot create a tensor of type " + dtype_name(dtype));
   if (static_cast<uint64_t>(count) > std::numeric_limits<uint64_t>::max() / esize)
     return invalid_argument("byte size of shape " + dims_string(t.dims_) + " overflows");
-  t.bytes_ = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(count) * esize);
+  auto bytes = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(count) * esize);
+  t.data_ = std::shared_ptr<uint8_t>(bytes, bytes->data());
+  t.byte_size_ = bytes->size();
   return t;
 }
 
-Expected<Tensor> Tensor::from_bytes(DType dtype, Dims dims, const void* bytes, size_t size) {
+Expected<Tensor> Tensor::sized(DType dtype, Dims dims, size_t size) {
   if (dtype == DType::kString) return invalid_argument("string tensors are not built from bytes");
   const size_t esize = dtype_size(dtype);
   if (esize == 0) return invalid_argument("cannot create a tensor of type " + dtype_name(dtype));
@@ -114,9 +116,23 @@ Expected<Tensor> Tensor::from_bytes(DType dtype, Dims dims, const void* bytes, s
   t.dtype_ = dtype;
   t.dims_ = std::move(dims);
   t.count_ = count;
+  t.byte_size_ = size;
+  return t;
+}
+
+Expected<Tensor> Tensor::from_bytes(DType dtype, Dims dims, const void* bytes, size_t size) {
+  LOOM_ASSIGN_OR_RETURN(Tensor t, sized(dtype, std::move(dims), size));
   // Built from the bytes directly: zero-filling first would touch every page twice.
   const auto* p = static_cast<const uint8_t*>(bytes);
-  t.bytes_ = std::make_shared<std::vector<uint8_t>>(p, p + size);
+  auto owner = std::make_shared<std::vector<uint8_t>>(p, p + size);
+  t.data_ = std::shared_ptr<uint8_t>(owner, owner->data());
+  return t;
+}
+
+Expected<Tensor> Tensor::adopt_bytes(DType dtype, Dims dims, std::string&& bytes) {
+  LOOM_ASSIGN_OR_RETURN(Tensor t, sized(dtype, std::move(dims), bytes.size()));
+  auto owner = std::make_shared<std::string>(std::move(bytes));
+  t.data_ = std::shared_ptr<uint8_t>(owner, reinterpret_cast<uint8_t*>(owner->data()));
   return t;
 }
 

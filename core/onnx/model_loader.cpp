@@ -39,6 +39,56 @@ constexpr int kMaxProtoNesting = 5 * kMaxSubgraphDepth;
 
 std::string normalise_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
+// attribute_from_proto; with `owned` (ap itself, mutable), tensors take
+// their bytes out of it rather than copying them (a model's Constant
+// weights, as the loader converts them).
+Expected<ir::Attribute> convert_plain_attribute(const ::onnx::AttributeProto& ap, const std::string& model_dir,
+                                                int64_t max_tensor_bytes, ::onnx::AttributeProto* owned) {
+  ir::Attribute a;
+  a.name = ap.name();
+  if (!ap.ref_attr_name().empty())
+    return not_implemented("attribute references (function bodies) are not supported");
+  a.type = static_cast<ir::AttrType>(ap.type());
+  switch (ap.type()) {
+    case ::onnx::AttributeProto::FLOAT: a.f = ap.f(); break;
+    case ::onnx::AttributeProto::INT: a.i = ap.i(); break;
+    case ::onnx::AttributeProto::STRING: a.s = ap.s(); break;
+    case ::onnx::AttributeProto::FLOATS: a.floats.assign(ap.floats().begin(), ap.floats().end()); break;
+    case ::onnx::AttributeProto::INTS: a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
+    case ::onnx::AttributeProto::STRINGS: a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
+    case ::onnx::AttributeProto::TENSOR: {
+      auto t = owned ? take_tensor_from_proto(*owned->mutable_t(), model_dir, max_tensor_bytes)
+                     : tensor_from_proto(ap.t(), model_dir, max_tensor_bytes);
+      if (!t) return t.status();
+      a.tensor = std::make_shared<Tensor>(std::move(*t));
+      break;
+    }
+    case ::onnx::AttributeProto::TENSORS:
+      for (int i = 0; i < ap.tensors_size(); ++i) {
+        auto t = owned ? take_tensor_from_proto(*owned->mutable_tensors(i), model_dir, max_tensor_bytes)
+                       : tensor_from_proto(ap.tensors(i), model_dir, max_tensor_bytes);
+        if (!t) return t.status();
+        a.tensors.push_back(std::move(*t));
+      }
+      break;
+    case ::onnx::AttributeProto::GRAPH:
+    case ::onnx::AttributeProto::GRAPHS:
+      return invalid_argument("attribute '" + ap.name() + "': graph attributes are converted with their model");
+    case ::onnx::AttributeProto::TYPE_PROTO:
+    case ::onnx::AttributeProto::SPARSE_TENSOR:
+      break;  // kept as typed but empty: no op in the supported opsets reads them
+    default:
+      // Models from older exporters may omit `type`; infer it from the set field.
+      if (ap.has_f()) { a.type = ir::AttrType::kFloat; a.f = ap.f(); }
+      else if (ap.has_i()) { a.type = ir::AttrType::kInt; a.i = ap.i(); }
+      else if (ap.has_s()) { a.type = ir::AttrType::kString; a.s = ap.s(); }
+      else if (ap.ints_size()) { a.type = ir::AttrType::kInts; a.ints.assign(ap.ints().begin(), ap.ints().end()); }
+      else if (ap.floats_size()) { a.type = ir::AttrType::kFloats; a.floats.assign(ap.floats().begin(), ap.floats().end()); }
+      else return invalid_graph("attribute of unknown type " + std::to_string(ap.type()));
+  }
+  return a;
+}
+
 
 class GraphConverter {
  public:
@@ -64,7 +114,7 @@ class GraphConverter {
     for (auto& init : *gp.mutable_initializer()) {
       const std::string name = init.name();
       const bool external = init.data_location() == ::onnx::TensorProto_DataLocation_EXTERNAL;
-      auto t = tensor_from_proto(init, model_dir_, limits_.max_tensor_bytes);
+      auto t = take_tensor_from_proto(init, model_dir_, limits_.max_tensor_bytes);
       if (!t) return t.status().with_context("initializer '" + name + "'");
       // Data inside the model file is counted by the file's size.
       if (external) LOOM_RETURN_IF_ERROR(count_model_bytes(t->byte_size(), "initializer '" + name + "'"));
@@ -131,7 +181,7 @@ class GraphConverter {
  private:
   Expected<ir::Attribute> convert_attribute(::onnx::AttributeProto& ap, const ir::Graph* owner, int depth) {
     if (ap.type() != ::onnx::AttributeProto::GRAPH && ap.type() != ::onnx::AttributeProto::GRAPHS)
-      return attribute_from_proto(ap, model_dir_, limits_.max_tensor_bytes);
+      return convert_plain_attribute(ap, model_dir_, limits_.max_tensor_bytes, &ap);
     if (!ap.ref_attr_name().empty())
       return not_implemented("attribute references (function bodies) are not supported");
     ir::Attribute a;
@@ -226,47 +276,7 @@ Expected<LoadedModel> parse_and_convert(google::protobuf::io::ZeroCopyInputStrea
 
 Expected<ir::Attribute> attribute_from_proto(const ::onnx::AttributeProto& ap, const std::string& model_dir,
                                              int64_t max_tensor_bytes) {
-  ir::Attribute a;
-  a.name = ap.name();
-  if (!ap.ref_attr_name().empty())
-    return not_implemented("attribute references (function bodies) are not supported");
-  a.type = static_cast<ir::AttrType>(ap.type());
-  switch (ap.type()) {
-    case ::onnx::AttributeProto::FLOAT: a.f = ap.f(); break;
-    case ::onnx::AttributeProto::INT: a.i = ap.i(); break;
-    case ::onnx::AttributeProto::STRING: a.s = ap.s(); break;
-    case ::onnx::AttributeProto::FLOATS: a.floats.assign(ap.floats().begin(), ap.floats().end()); break;
-    case ::onnx::AttributeProto::INTS: a.ints.assign(ap.ints().begin(), ap.ints().end()); break;
-    case ::onnx::AttributeProto::STRINGS: a.strings.assign(ap.strings().begin(), ap.strings().end()); break;
-    case ::onnx::AttributeProto::TENSOR: {
-      auto t = tensor_from_proto(ap.t(), model_dir, max_tensor_bytes);
-      if (!t) return t.status();
-      a.tensor = std::make_shared<Tensor>(std::move(*t));
-      break;
-    }
-    case ::onnx::AttributeProto::TENSORS:
-      for (const auto& tp : ap.tensors()) {
-        auto t = tensor_from_proto(tp, model_dir, max_tensor_bytes);
-        if (!t) return t.status();
-        a.tensors.push_back(std::move(*t));
-      }
-      break;
-    case ::onnx::AttributeProto::GRAPH:
-    case ::onnx::AttributeProto::GRAPHS:
-      return invalid_argument("attribute '" + ap.name() + "': graph attributes are converted with their model");
-    case ::onnx::AttributeProto::TYPE_PROTO:
-    case ::onnx::AttributeProto::SPARSE_TENSOR:
-      break;  // kept as typed but empty: no op in the supported opsets reads them
-    default:
-      // Models from older exporters may omit `type`; infer it from the set field.
-      if (ap.has_f()) { a.type = ir::AttrType::kFloat; a.f = ap.f(); }
-      else if (ap.has_i()) { a.type = ir::AttrType::kInt; a.i = ap.i(); }
-      else if (ap.has_s()) { a.type = ir::AttrType::kString; a.s = ap.s(); }
-      else if (ap.ints_size()) { a.type = ir::AttrType::kInts; a.ints.assign(ap.ints().begin(), ap.ints().end()); }
-      else if (ap.floats_size()) { a.type = ir::AttrType::kFloats; a.floats.assign(ap.floats().begin(), ap.floats().end()); }
-      else return invalid_graph("attribute of unknown type " + std::to_string(ap.type()));
-  }
-  return a;
+  return convert_plain_attribute(ap, model_dir, max_tensor_bytes, nullptr);
 }
 
 ir::ValueType value_type_from_proto(const ::onnx::TypeProto& t) {

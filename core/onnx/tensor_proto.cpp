@@ -196,8 +196,10 @@ std::string describe_byte_limit(const char* key, int64_t bytes) {
 
 namespace {
 
-// tensor_from_proto without the check of the decoded values.
-Expected<Tensor> decode_tensor(const ::onnx::TensorProto& proto, const std::string& model_dir, int64_t max_bytes) {
+// tensor_from_proto without the check of the decoded values; takes the
+// raw_data string when `taken` is proto's own, mutable, raw_data.
+Expected<Tensor> decode_tensor(const ::onnx::TensorProto& proto, const std::string& model_dir, int64_t max_bytes,
+                               std::string* taken = nullptr) {
   const std::string label = tensor_label(proto);
   if (!is_known_dtype(proto.data_type()))
     return invalid_argument(label + ": unsupported data type " + std::to_string(proto.data_type()) +
@@ -250,7 +252,8 @@ Expected<Tensor> decode_tensor(const ::onnx::TensorProto& proto, const std::stri
       return invalid_argument(label + ": raw_data holds " + std::to_string(proto.raw_data().size()) +
                               " bytes, shape " + dims_string(dims) + " of type " + dtype_name(dtype) + " needs " +
                               std::to_string(expected_bytes));
-    auto t = Tensor::from_bytes(dtype, std::move(dims), proto.raw_data().data(), proto.raw_data().size());
+    auto t = taken ? Tensor::adopt_bytes(dtype, std::move(dims), std::move(*taken))
+                   : Tensor::from_bytes(dtype, std::move(dims), proto.raw_data().data(), proto.raw_data().size());
     if (!t) return t.status().with_context(label);
     return t;
   }
@@ -269,6 +272,13 @@ Expected<Tensor> decode_tensor(const ::onnx::TensorProto& proto, const std::stri
 
 Expected<Tensor> tensor_from_proto(const ::onnx::TensorProto& proto, const std::string& model_dir, int64_t max_bytes) {
   LOOM_ASSIGN_OR_RETURN(Tensor t, decode_tensor(proto, model_dir, max_bytes));
+  LOOM_RETURN_IF_ERROR(check_bool_values(t).with_context(tensor_label(proto)));
+  return t;
+}
+
+Expected<Tensor> take_tensor_from_proto(::onnx::TensorProto& proto, const std::string& model_dir, int64_t max_bytes) {
+  std::string* raw = proto.has_raw_data() ? proto.mutable_raw_data() : nullptr;
+  LOOM_ASSIGN_OR_RETURN(Tensor t, decode_tensor(proto, model_dir, max_bytes, raw));
   LOOM_RETURN_IF_ERROR(check_bool_values(t).with_context(tensor_label(proto)));
   return t;
 }

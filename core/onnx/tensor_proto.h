@@ -33,6 +33,11 @@ constexpr size_t kMaxTensorRank = 64;
 // limits.max_tensor_mb), before allocating it.
 Expected<Tensor> tensor_from_proto(const ::onnx::TensorProto& proto, const std::string& model_dir,
                                    int64_t max_bytes = 0);
+// The same, but a raw_data tensor takes its bytes out of `proto` (left
+// without its raw_data) instead of copying them: for loading a model, whose
+// protobuf is dropped after conversion.
+Expected<Tensor> take_tensor_from_proto(::onnx::TensorProto& proto, const std::string& model_dir,
+                                        int64_t max_bytes = 0);
 
 // "limits.<key> (N MiB)" style text for limit errors.
 std::string describe_byte_limit(const char* key, int64_t bytes);

@@ -62,6 +62,9 @@ class Tensor {
   static Expected<Tensor> zeros(DType dtype, Dims dims);
   // Copies `bytes` (must be element_count * dtype_size bytes).
   static Expected<Tensor> from_bytes(DType dtype, Dims dims, const void* bytes, size_t size);
+  // Takes `bytes` (must be element_count * dtype_size bytes) without a copy:
+  // a model's weights come out of their protobuf strings this way.
+  static Expected<Tensor> adopt_bytes(DType dtype, Dims dims, std::string&& bytes);
   static Tensor from_strings(Dims dims, std::vector<std::string> values);
   template <class T>
   static Tensor from_vector(DType dtype, Dims dims, const std::vector<T>& values) {
@@ -71,9 +74,9 @@ class Tensor {
   DType dtype() const { return dtype_; }
   const Dims& dims() const { return dims_; }
   int64_t element_count() const { return count_; }
-  size_t byte_size() const { return bytes_ ? bytes_->size() : 0; }
-  const void* data() const { return bytes_ ? bytes_->data() : nullptr; }
-  void* mutable_data() { return bytes_ ? bytes_->data() : nullptr; }
+  size_t byte_size() const { return byte_size_; }
+  const void* data() const { return data_.get(); }
+  void* mutable_data() { return data_.get(); }
   template <class T>
   const T* data_as() const { return static_cast<const T*>(data()); }
   template <class T>
@@ -84,11 +87,17 @@ class Tensor {
 
  private:
   static Expected<Tensor> zeros_unchecked(DType dtype, Dims dims);
+  // Checks that `size` bytes hold a tensor of `dtype` and `dims`; returns
+  // the tensor without its bytes.
+  static Expected<Tensor> sized(DType dtype, Dims dims, size_t size);
   DType dtype_ = DType::kUndefined;
   Dims dims_;
   int64_t count_ = 0;
-  // Shared so that copies of a Tensor are cheap; treat as immutable once shared.
-  std::shared_ptr<std::vector<uint8_t>> bytes_;
+  // Shared so that copies of a Tensor are cheap; treat as immutable once
+  // shared. An aliasing pointer: it owns whatever holds the bytes (a vector,
+  // an adopted string) and points at the first byte.
+  std::shared_ptr<uint8_t> data_;
+  size_t byte_size_ = 0;
   std::shared_ptr<std::vector<std::string>> strings_;
 };
 

@@ -79,6 +79,41 @@ TEST(TensorProtoTest, RawDataRoundTripEveryFixedSizeType) {
   }
 }
 
+// Loading takes raw_data out of the proto instead of copying it; a tensor it
+// refuses keeps its proto whole.
+TEST(TensorProtoTest, TakeMovesRawDataOut) {
+  const std::vector<float> values{1.5f, -2.f, 3.25f, 0.f, 7.f, 8.f};
+  Proto p;
+  p.set_name("w");
+  p.set_data_type(Proto::FLOAT);
+  p.add_dims(2);
+  p.add_dims(3);
+  p.set_raw_data(raw(values));
+  const void* bytes_before = p.raw_data().data();
+  auto t = take_tensor_from_proto(p, "");
+  ASSERT_TRUE(t.has_value()) << t.status().message();
+  EXPECT_EQ(bytes_of(*t), raw(values));
+  EXPECT_EQ(t->dims(), (Dims{2, 3}));
+  EXPECT_TRUE(p.raw_data().empty()) << "the bytes moved";
+  EXPECT_EQ(t->data(), bytes_before) << "not copied (24 bytes: past the short-string buffer)";
+  Tensor copy = *t;  // copies share the adopted bytes
+  EXPECT_EQ(copy.data(), t->data());
+
+  Proto bad = p;
+  bad.set_raw_data(raw(std::vector<float>{1.f, 2.f}));
+  auto refused = take_tensor_from_proto(bad, "");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.status().message().find("tensor 'w'"), std::string::npos) << refused.status().message();
+  EXPECT_EQ(bad.raw_data(), raw(std::vector<float>{1.f, 2.f})) << "a refused tensor keeps its data";
+
+  Proto flags;
+  flags.set_name("b");
+  flags.set_data_type(Proto::BOOL);
+  flags.add_dims(2);
+  flags.set_raw_data(std::string("\x01\x02", 2));
+  EXPECT_FALSE(take_tensor_from_proto(flags, "").has_value()) << "bool bytes are checked as when copied";
+}
+
 TEST(TensorProtoTest, StringRoundTrip) {
   Tensor t = Tensor::from_strings({3}, {"a", "", std::string("n\0l", 3)});
   const Proto p = tensor_to_proto(t, "s");
