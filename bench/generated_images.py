@@ -6,7 +6,8 @@ background (a colour gradient plus low-frequency waves), one large shape
 class, and up to two small distractor shapes, with soft noise. They are not
 ImageNet, but they are images: spatially correlated, with edges and
 textures. Image i has class i % 10 (one of ten hues of the large shape):
-the task bench/fitted_classifiers.py fits its classifiers' heads to.
+the task bench/trained_classifiers.py trains its classifiers on (whole
+networks, from scratch).
 
 Each image is 1x3xHxW float32, normalised with ImageNet's mean and std as the
 torchvision models expect, saved as NNN.npy (the layout `loom calibrate` and
