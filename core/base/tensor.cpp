@@ -43,7 +43,10 @@ std::string dtype_name(DType t) {
 
 std::string dims_string(const Dims& dims) {
   std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims[i]);
+  }
   return s + "]";
 }
 
