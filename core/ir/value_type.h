@@ -34,4 +34,13 @@ struct ValueType {
   std::string to_string() const;
 };
 
+// The type of a constant: its element type and its dims, all known.
+inline ValueType tensor_type(const Tensor& t) {
+  ValueType vt;
+  vt.dtype = t.dtype();
+  vt.has_shape = true;
+  for (int64_t d : t.dims()) vt.dims.push_back(DimInfo{d, ""});
+  return vt;
+}
+
 }  // namespace loom::ir

@@ -118,12 +118,8 @@ class GraphConverter {
       if (!t) return t.status().with_context("initializer '" + name + "'");
       // Data inside the model file is counted by the file's size.
       if (external) LOOM_RETURN_IF_ERROR(count_model_bytes(t->byte_size(), "initializer '" + name + "'"));
-      ::onnx::TensorProto().Swap(&init);  // frees the proto's copy of the data now
-      ir::ValueType vt;
-      vt.dtype = t->dtype();
-      vt.has_shape = true;
-      for (int64_t d : t->dims()) vt.dims.push_back(DimInfo{d, ""});
-      g->value_types[name] = vt;
+      ::onnx::TensorProto().Swap(&init);  // frees now what the tensor did not take (typed fields)
+      g->value_types[name] = ir::tensor_type(*t);
       g->initializers.emplace(name, std::move(*t));
     }
     if (gp.sparse_initializer_size() > 0)

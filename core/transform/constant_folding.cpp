@@ -3,6 +3,7 @@
 #include <set>
 
 #include "base/logging.h"
+#include "transform/graph_matcher.h"
 #include "transform/pass.h"
 
 namespace loom::transform {
@@ -59,19 +60,13 @@ class ConstantFolding : public Pass {
   // paddle2onnx keep every weight in a Constant), or null.
   static const std::shared_ptr<Tensor>& constant_tensor(const ir::Node& n) {
     static const std::shared_ptr<Tensor> none;
-    if (n.op_type != "Constant" || !(n.domain.empty() || n.domain == "ai.onnx") || n.outputs.size() != 1 ||
-        n.outputs[0].empty() || n.attributes.size() != 1)
-      return none;
+    if (!GraphMatcher::is(n, "Constant", 0) || n.outputs[0].empty() || n.attributes.size() != 1) return none;
     const ir::Attribute& a = n.attributes[0];
     return a.name == "value" && a.type == ir::AttrType::kTensor ? a.tensor : none;
   }
 
   static void become_initializer(ir::Graph& graph, const std::string& value, const Tensor& t) {
-    ir::ValueType vt;
-    vt.dtype = t.dtype();
-    vt.has_shape = true;
-    for (int64_t d : t.dims()) vt.dims.push_back(DimInfo{d, ""});
-    graph.value_types[value] = vt;
+    graph.value_types[value] = ir::tensor_type(t);
     graph.initializers[value] = t;
   }
 

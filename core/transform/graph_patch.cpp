@@ -36,11 +36,7 @@ std::string GraphPatch::fresh_name(const std::string& hint) {
 
 std::string GraphPatch::add_initializer(const std::string& hint, Tensor value) {
   const std::string name = fresh_name(hint);
-  ir::ValueType t;
-  t.dtype = value.dtype();
-  t.has_shape = true;
-  for (int64_t d : value.dims()) t.dims.push_back(DimInfo{d, ""});
-  types_[name] = t;
+  types_[name] = ir::tensor_type(value);
   initializers_[name] = std::move(value);
   return name;
 }
