@@ -30,6 +30,8 @@ struct Counters {
   // int8 convolution steps built with a quantized residual (DQ -> Add -> Q)
   // as post-ops (ops/qlinear_conv.cpp)
   std::atomic<uint64_t> quantized_residuals{0};
+  // single-row matrix products built as GEMV host steps (ops/gemv.h)
+  std::atomic<uint64_t> gemv_steps{0};
 };
 Counters& counters();
 

@@ -3,6 +3,7 @@
 // Constant weights get format_tag::any and are packed once per program.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "ops/gemv.h"
 #include "ops/op_builders.h"
 #include "ops/post_ops.h"
 
@@ -48,6 +49,12 @@ std::optional<ValueId> fold_rows(ProgramBuilder& b, ValueId v, const std::vector
 }
 
 size_t emit(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, const MatmulOperands& m) {
+  // One row times a large constant matrix: streamed by a GEMV step (the
+  // chain's nodes are then built on their own, cheap on one row).
+  if (m.mm_dims.size() == 2 && m.mm_dims[0] == 1) {
+    if (auto dst = build_gemv(b, m.src, m.weights, m.bias, m.onnx_dims, n.outputs[0], n.label()))
+      return finish_chain(b, n, chain, {}, 0, *dst);
+  }
   // Post-ops are planned on ONNX dims; with 1-D operands those differ from
   // the primitive's dims, and the chain is then built standalone. With the
   // batch folded into rows, each operand is folded too, and the chain stops
