@@ -1,6 +1,6 @@
 #include "ops/gemv.h"
 
-#include <omp.h>
+#include <algorithm>
 
 #include "compiled_partition.h"
 
