@@ -7,13 +7,6 @@
 namespace loom::ep_testing {
 namespace {
 
-uint64_t released_constants() {
-  auto fn = testing::plugin_symbol<uint64_t (*)()>(
-      std::string(LOOM_PLUGIN_OUTPUT_DIR) + "/cpu_onednn/libloom_cpu_onednn_impl.so", "loom_cpu_onednn_released_constants");
-  EXPECT_NE(fn, nullptr);
-  return fn ? fn() : 0;
-}
-
 // y = Relu(x W + b) with a symbolic batch: W is packed (2-D weights).
 std::string dense_model() {
   testing::ModelBuilder m;
@@ -32,7 +25,7 @@ TEST(OnednnConstantRelease, PackedWeightsAreReleasedAndNewShapesStillMatch) {
   auto onednn = make_session(onednn_env(), model);
   auto reference = make_session(reference_env(), model);
   ASSERT_TRUE(onednn && reference);
-  const uint64_t before = released_constants();
+  const uint64_t before = onednn_counter("released_constants");
   // Batch 2, then 3 (a new program, rebuilt from the packed copy), then 2 again.
   int batch_index = 0;
   for (int64_t batch : {2, 3, 2}) {
@@ -43,7 +36,7 @@ TEST(OnednnConstantRelease, PackedWeightsAreReleasedAndNewShapesStillMatch) {
     ASSERT_TRUE(want.has_value()) << want.status().message();
     expect_close((*want)[0], (*got)[0], {}, "batch " + std::to_string(batch));
   }
-  EXPECT_EQ(released_constants() - before, 1u) << "W is released once, when it is first packed";
+  EXPECT_EQ(onednn_counter("released_constants") - before, 1u) << "W is released once, when it is first packed";
 }
 
 TEST(OnednnConstantRelease, HostKeepsAnInitializerOtherStepsRead) {

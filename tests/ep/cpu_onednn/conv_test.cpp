@@ -59,13 +59,6 @@ TEST(OnednnConv, WeightsFromAGraphInputAreReorderedEachRun) {
   expect_matches_reference(m.bytes(), {{"x", random_tensor({1, 4, 6, 6}, 1)}, {"w", random_tensor({8, 4, 3, 3}, 2)}});
 }
 
-uint64_t winograd_convolutions() {
-  auto fn = testing::plugin_symbol<uint64_t (*)()>(
-      std::string(LOOM_PLUGIN_OUTPUT_DIR) + "/cpu_onednn/libloom_cpu_onednn_impl.so", "loom_cpu_onednn_winograd_convolutions");
-  EXPECT_NE(fn, nullptr);
-  return fn ? fn() : 0;
-}
-
 // y = Relu(Conv3x3(x) + b + x): a ResNet-style 3x3 convolution with a
 // residual, the shape oneDNN has Winograd kernels for.
 std::string winograd_candidate() {
@@ -93,7 +86,7 @@ TEST(OnednnConv, WinogradIsUsedByDefaultAndStaysCloseToTheReference) {
   const std::map<std::string, Tensor> in = {{"x", random_tensor({1, 64, 20, 20}, 5)}};
   auto want = make_session(reference_env(), model)->run(in);
   ASSERT_TRUE(want.has_value()) << want.status().message();
-  const uint64_t before = winograd_convolutions();
+  const uint64_t before = onednn_counter("winograd_convolutions");
   auto on = onednn_session_with(model, "true");
   ASSERT_TRUE(on);
   auto got = on->run(in);
@@ -101,7 +94,7 @@ TEST(OnednnConv, WinogradIsUsedByDefaultAndStaysCloseToTheReference) {
   // oneDNN 2.6 has f32 Winograd kernels for AVX-512 CPUs only; elsewhere the
   // EP must fall back to direct convolution.
   const uint64_t expected = __builtin_cpu_supports("avx512f") ? 1u : 0u;
-  EXPECT_EQ(winograd_convolutions() - before, expected);
+  EXPECT_EQ(onednn_counter("winograd_convolutions") - before, expected);
   // Winograd's transforms cost accuracy: ~1e-5 of the output scale.
   expect_close((*want)[0], (*got)[0], {1e-3, 1e-4}, "winograd");
 }
@@ -111,12 +104,12 @@ TEST(OnednnConv, WinogradCanBeTurnedOff) {
   const std::map<std::string, Tensor> in = {{"x", random_tensor({1, 64, 20, 20}, 5)}};
   auto want = make_session(reference_env(), model)->run(in);
   ASSERT_TRUE(want.has_value()) << want.status().message();
-  const uint64_t before = winograd_convolutions();
+  const uint64_t before = onednn_counter("winograd_convolutions");
   auto off = onednn_session_with(model, "false");
   ASSERT_TRUE(off);
   auto got = off->run(in);
   ASSERT_TRUE(got.has_value()) << got.status().message();
-  EXPECT_EQ(winograd_convolutions(), before);
+  EXPECT_EQ(onednn_counter("winograd_convolutions"), before);
   expect_close((*want)[0], (*got)[0], {}, "direct");
 }
 

@@ -36,6 +36,16 @@ inline std::shared_ptr<Environment> reference_env() {
   return env;
 }
 
+// The cpu_onednn counter loom_cpu_onednn_<name> (onednn_plugin.cpp): a
+// process-wide count since the plugin was loaded.
+inline uint64_t onednn_counter(const std::string& name) {
+  onednn_env();  // loads the plugin whose counter this reads
+  auto fn = testing::plugin_symbol<uint64_t (*)()>(
+      std::string(LOOM_PLUGIN_OUTPUT_DIR) + "/cpu_onednn/libloom_cpu_onednn_impl.so", ("loom_cpu_onednn_" + name).c_str());
+  EXPECT_NE(fn, nullptr) << name;
+  return fn ? fn() : 0;
+}
+
 // Deterministic values in [lo, hi).
 inline std::vector<float> random_values(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f) {
   std::vector<float> v(n);

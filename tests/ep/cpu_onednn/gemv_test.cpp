@@ -6,14 +6,6 @@
 namespace loom::ep_testing {
 namespace {
 
-uint64_t gemv_steps() {
-  onednn_env();  // loads the plugin whose counter this reads
-  auto fn = testing::plugin_symbol<uint64_t (*)()>(
-      std::string(LOOM_PLUGIN_OUTPUT_DIR) + "/cpu_onednn/libloom_cpu_onednn_impl.so", "loom_cpu_onednn_gemv_steps");
-  EXPECT_NE(fn, nullptr);
-  return fn ? fn() : 0;
-}
-
 struct GemvCase {
   std::string what;
   std::string model;
@@ -68,9 +60,9 @@ TEST(OnednnGemv, SingleRowProductsMatchTheReference) {
       matmul_case("two rows", {2, 512}, 512, 256, false, 8),
   };
   for (const GemvCase& c : cases) {
-    const uint64_t before = gemv_steps();
+    const uint64_t before = onednn_counter("gemv_steps");
     expect_matches_reference(c.model, c.inputs, {}, c.what);
-    EXPECT_EQ(gemv_steps() - before, c.expect_gemv ? 1u : 0u) << c.what;
+    EXPECT_EQ(onednn_counter("gemv_steps") - before, c.expect_gemv ? 1u : 0u) << c.what;
   }
 }
 
@@ -84,7 +76,7 @@ TEST(OnednnGemv, OneThreadAndAChainAfterIt) {
   m.node("Relu", {"g"}, {"y"});
   m.output("y", kFloat, {});
   const std::map<std::string, Tensor> in = {{"a", random_tensor({1, 640}, 11)}};
-  const uint64_t before = gemv_steps();
+  const uint64_t before = onednn_counter("gemv_steps");
   auto one_thread = make_session(environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1), m.bytes());
   auto reference = make_session(reference_env(), m.bytes());
   ASSERT_TRUE(one_thread && reference);
@@ -93,7 +85,7 @@ TEST(OnednnGemv, OneThreadAndAChainAfterIt) {
   ASSERT_TRUE(got.has_value()) << got.status().message();
   ASSERT_TRUE(want.has_value()) << want.status().message();
   expect_close((*want)[0], (*got)[0], {}, "gemm + relu on one thread");
-  EXPECT_EQ(gemv_steps() - before, 1u);
+  EXPECT_EQ(onednn_counter("gemv_steps") - before, 1u);
 }
 
 }  // namespace

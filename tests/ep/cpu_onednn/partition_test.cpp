@@ -8,13 +8,6 @@
 namespace loom::ep_testing {
 namespace {
 
-uint64_t programs_built() {
-  auto fn = testing::plugin_symbol<uint64_t (*)()>(std::string(LOOM_PLUGIN_OUTPUT_DIR) + "/cpu_onednn/libloom_cpu_onednn_impl.so",
-                                                   "loom_cpu_onednn_programs_built");
-  EXPECT_NE(fn, nullptr);
-  return fn ? fn() : 0;
-}
-
 // Conv -> BN -> Relu -> Conv -> Add(residual) -> Relu -> MaxPool, batch `n`
 // (-1 for a symbolic batch).
 std::string residual_block(int64_t n) {
@@ -83,7 +76,7 @@ TEST(OnednnPartition, SymbolicBatchBuildsOneProgramPerShape) {
   auto s = make_session(onednn_env(), residual_block(-1));
   auto reference = make_session(reference_env(), residual_block(-1));
   ASSERT_TRUE(s && reference);
-  const uint64_t before = programs_built();
+  const uint64_t before = onednn_counter("programs_built");
   for (int repeat = 0; repeat < 3; ++repeat)
     for (int64_t batch : {1, 3}) {
       const Tensor x = random_tensor({batch, 8, 8, 8}, static_cast<uint32_t>(batch * 10 + repeat));
@@ -93,7 +86,7 @@ TEST(OnednnPartition, SymbolicBatchBuildsOneProgramPerShape) {
       ASSERT_TRUE(want.has_value()) << want.status().message();
       expect_close((*want)[0], (*got)[0], {}, "batch " + std::to_string(batch));
     }
-  EXPECT_EQ(programs_built() - before, 2u) << "one program per input shape, reused across runs";
+  EXPECT_EQ(onednn_counter("programs_built") - before, 2u) << "one program per input shape, reused across runs";
 }
 
 TEST(OnednnPartition, ProgramCacheKeepsTheMostRecentShapes) {
@@ -112,16 +105,16 @@ TEST(OnednnPartition, ProgramCacheKeepsTheMostRecentShapes) {
     ASSERT_TRUE(want.has_value()) << want.status().message();
     expect_close((*want)[0], (*got)[0], {}, "batch " + std::to_string(batch));
   };
-  const uint64_t before = programs_built();
+  const uint64_t before = onednn_counter("programs_built");
   run(1);
   run(2);
   run(1);  // cached; 2 is now the least recently used
-  EXPECT_EQ(programs_built() - before, 2u);
+  EXPECT_EQ(onednn_counter("programs_built") - before, 2u);
   run(3);  // drops 2
   run(1);  // still cached
-  EXPECT_EQ(programs_built() - before, 3u);
+  EXPECT_EQ(onednn_counter("programs_built") - before, 3u);
   run(2);  // rebuilt (weights come back from the packed copy)
-  EXPECT_EQ(programs_built() - before, 4u);
+  EXPECT_EQ(onednn_counter("programs_built") - before, 4u);
 }
 
 TEST(OnednnPartition, ConcurrentRunsFromFourThreads) {

@@ -419,14 +419,6 @@ TEST(OnednnQLinear, QdqChainRunsInOnePartition) {
 // cases are off by up to 157 steps.
 constexpr int kResidualOffPercent = 25;
 
-uint64_t quantized_residuals() {
-  auto fn = testing::plugin_symbol<uint64_t (*)()>(
-      std::string(LOOM_PLUGIN_OUTPUT_DIR) + "/cpu_onednn/libloom_cpu_onednn_impl.so",
-      "loom_cpu_onednn_quantized_residuals");
-  EXPECT_NE(fn, nullptr);
-  return fn ? fn() : 0;
-}
-
 struct ResidualCase {
   enum Source { kBlockInput, kIntermediate, kOtherConv } r;  // where r comes from
   bool is_signed, relu;
@@ -525,9 +517,9 @@ void expect_residual_match(const ResidualCase& c, uint64_t fused, const std::str
   EXPECT_EQ(partitions.size(), 1u) << what << ": expected one oneDNN partition";
   // x spans past the quantized range (xq saturates at both ends).
   const std::map<std::string, Tensor> in = {{"x", random_tensor({1, 16, 8, 8}, 400, -3.f, 3.f)}};
-  const uint64_t before = quantized_residuals();
+  const uint64_t before = onednn_counter("quantized_residuals");
   auto got = onednn->run(in);
-  EXPECT_EQ(quantized_residuals() - before, fused) << what << ": quantized residuals fused";
+  EXPECT_EQ(onednn_counter("quantized_residuals") - before, fused) << what << ": quantized residuals fused";
   expect_outputs_match(reference->run(in), std::move(got), what,
                        [fused](size_t i) { return i == 0 && fused > 0 ? kResidualOffPercent : 1; });
 }
