@@ -1,6 +1,7 @@
 // MatMul (numpy semantics: 1-D operands, broadcast batch dims) and Gemm
 // (transposes, alpha, beta, C) as oneDNN matmul with post-op chains.
-// Constant weights get format_tag::any and are packed once per program.
+// Constant weights get format_tag::any and are packed once per program;
+// one row times a large constant matrix is a GEMV step instead (ops/gemv.h).
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "ops/gemv.h"
