@@ -32,6 +32,8 @@ struct Counters {
   std::atomic<uint64_t> quantized_residuals{0};
   // single-row matrix products built as GEMV host steps (ops/gemv.h)
   std::atomic<uint64_t> gemv_steps{0};
+  // depthwise 3x3 convolutions built as host steps (ops/depthwise.h)
+  std::atomic<uint64_t> depthwise_steps{0};
 };
 Counters& counters();
 
