@@ -164,12 +164,17 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
   }
   Geometry g{xd[2], xd[3], channels, win.output[0], win.output[1], win.strides[0], win.pad_begin[0],
              win.pad_begin[1], -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+  // Only a lone clamp may follow: oneDNN fuses longer chains (PP-OCR's
+  // per-channel Mul / Add and HardSwish after each depthwise convolution) as
+  // post-ops, which beats this step plus separate passes over the result.
   size_t absorbed = 0;
-  if (!chain.empty())
-    if (auto c = clamp_of(*chain.front())) {
-      std::tie(g.lo, g.hi) = *c;
-      absorbed = 1;
-    }
+  if (chain.size() > 1) return std::nullopt;
+  if (chain.size() == 1) {
+    const auto c = clamp_of(*chain.front());
+    if (!c) return std::nullopt;
+    std::tie(g.lo, g.hi) = *c;
+    absorbed = 1;
+  }
   // Filters as [channel block][tap][16 lanes]: one vector load per tap.
   const std::vector<float> weights = b.constant_data(w);  // [C][1][3][3]
   std::vector<float> packed(weights.size());

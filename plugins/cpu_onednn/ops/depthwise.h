@@ -19,8 +19,9 @@ namespace loom::onednn {
 // Builds Conv node `n` (and the clamp that may follow it in `chain`) as the
 // depthwise step when it applies: f32, group == input channels == output
 // channels, a multiple of 16 of them, constant 3x3 weights (and bias),
-// strides 1 or 2, no dilation, pads of at most 2. Returns the number of chain
-// nodes absorbed, or nullopt (nothing built) when it does not apply.
+// strides 1 or 2, no dilation, and `chain` empty or one clamp (Relu, Clip
+// with constant bounds). Returns the number of chain nodes absorbed, or
+// nullopt (nothing built) when it does not apply.
 std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);
 
 }  // namespace loom::onednn

@@ -62,10 +62,9 @@ std::vector<DepthwiseCase> cases() {
       {"strides 2 down, 1 across", {1, 16, 9, 20}, {2, 1}, p1, {}, 3, true, {}},
       {"strides 1 down, 2 across", {1, 16, 9, 20}, {1, 2}, p1, {}, 3, true, {}},
       {"batch of 3, no bias", {3, 32, 12, 9}, s1, p1, {}, 3, false, {}},
-      // The clamp is fused; what follows it is built on its own.
-      {"Relu then Sigmoid", {1, 16, 8, 8}, s1, p1, {}, 3, true, {"Relu", "Sigmoid"}},
-      {"LeakyRelu after it (not a clamp)", {1, 16, 8, 8}, s1, p1, {}, 3, true, {"LeakyRelu"}},
-      // Not for the step: oneDNN's convolution.
+      // Not for the step: oneDNN's convolution, with the chain as post-ops.
+      {"Relu then Sigmoid (a chain longer than one clamp)", {1, 16, 8, 8}, s1, p1, {}, 3, true, {"Relu", "Sigmoid"}, 0},
+      {"LeakyRelu after it (not a clamp)", {1, 16, 8, 8}, s1, p1, {}, 3, true, {"LeakyRelu"}, 0},
       {"24 channels (not a multiple of 16)", {1, 24, 8, 8}, s1, p1, {}, 3, true, {"Clip"}, 0},
       {"5x5 kernel", {1, 16, 9, 9}, s1, {2, 2, 2, 2}, {}, 5, true, {}, 0},
       {"dilated", {1, 16, 9, 9}, s1, {2, 2, 2, 2}, {2, 2}, 3, true, {}, 0},
