@@ -185,7 +185,8 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
   const std::vector<ValueId> args = {b.require(x, nhwc_desc(xd)), b.new_constant(packed, {channels * kTaps}),
                                      b.new_constant(bias, {channels}), dst};
   const int64_t stride_x = win.strides[1], rows = xd[0] * g.out_h;
-  const int teams = static_cast<int>(std::clamp<int64_t>(b.options().threads, 1, rows));
+  // At least one team (the EP refuses empty inputs before this, so rows > 0).
+  const int teams = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(b.options().threads, rows)));
   b.add_host_step(
       [=](const std::vector<dnnl::memory>& m) {
         const auto* src = static_cast<const float*>(m[0].get_data_handle());
