@@ -6,6 +6,7 @@
 #include "compiled_partition.h"
 #include "eltwise_ops.h"
 #include "ops/conv_geometry.h"
+#include "ops/host_parallel.h"
 
 namespace loom::onednn {
 namespace {
@@ -18,7 +19,7 @@ typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
 
 // Sizes in elements; rows are numbered image * out_h + oy over the batch.
 struct Geometry {
-  int64_t h, w, c, out_h, out_w, stride_y, pad_top, pad_left;
+  int64_t h, w, c, out_h, out_w, stride_y, stride_x, pad_top, pad_left;
   float lo, hi;  // the fused clamp (-inf, inf when none)
 };
 
@@ -116,9 +117,9 @@ LOOM_INLINE void depthwise_rows_body(const float* in, const float* packed, const
 // one row of inputs fit AVX-512's 32 registers.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void depthwise_rows(const float* in, const float* packed,
                                                                                 const float* bias, float* out,
-                                                                                const Geometry& g, int64_t stride_x,
-                                                                                int64_t r0, int64_t r1) {
-  if (stride_x == 1) depthwise_rows_body<1, 8>(in, packed, bias, out, g, r0, r1);
+                                                                                const Geometry& g, int64_t r0,
+                                                                                int64_t r1) {
+  if (g.stride_x == 1) depthwise_rows_body<1, 8>(in, packed, bias, out, g, r0, r1);
   else depthwise_rows_body<2, 6>(in, packed, bias, out, g, r0, r1);
 }
 
@@ -162,8 +163,8 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
     if (b.dims(bv) != std::vector<int64_t>{channels} || !b.is_constant(bv)) return std::nullopt;
     bias = b.constant_data(bv);
   }
-  Geometry g{xd[2], xd[3], channels, win.output[0], win.output[1], win.strides[0], win.pad_begin[0],
-             win.pad_begin[1], -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+  Geometry g{xd[2], xd[3], channels, win.output[0], win.output[1], win.strides[0], win.strides[1],
+             win.pad_begin[0], win.pad_begin[1], -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
   // Only a lone clamp may follow: oneDNN fuses longer chains (PP-OCR's
   // per-channel Mul / Add and HardSwish after each depthwise convolution) as
   // post-ops, which beats this step plus separate passes over the result.
@@ -184,18 +185,17 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
   const ValueId dst = b.new_value(nhwc_desc(s.dst_dims), s.dst_dims, name);
   const std::vector<ValueId> args = {b.require(x, nhwc_desc(xd)), b.new_constant(packed, {channels * kTaps}),
                                      b.new_constant(bias, {channels}), dst};
-  const int64_t stride_x = win.strides[1], rows = xd[0] * g.out_h;
-  // At least one team (the EP refuses empty inputs before this, so rows > 0).
-  const int teams = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(b.options().threads, rows)));
+  const int64_t rows = xd[0] * g.out_h;
+  const int threads = b.options().threads;
   b.add_host_step(
       [=](const std::vector<dnnl::memory>& m) {
         const auto* src = static_cast<const float*>(m[0].get_data_handle());
         const auto* filters = static_cast<const float*>(m[1].get_data_handle());
         const auto* shift = static_cast<const float*>(m[2].get_data_handle());
         auto* out = static_cast<float*>(m[3].get_data_handle());
-#pragma omp parallel for num_threads(teams) schedule(static)
-        for (int t = 0; t < teams; ++t)
-          depthwise_rows(src, filters, shift, out, g, stride_x, rows * t / teams, rows * (t + 1) / teams);
+        for_each_thread_range(threads, rows, [&](int64_t r0, int64_t r1) {
+          depthwise_rows(src, filters, shift, out, g, r0, r1);
+        });
       },
       args, n.label());
   b.define(name, dst);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiled_partition.h"
+#include "ops/host_parallel.h"
 
 namespace loom::onednn {
 namespace {
@@ -73,7 +74,7 @@ std::optional<ValueId> build_gemv(ProgramBuilder& b, ValueId x, ValueId weights,
   const ValueId dst = b.new_value(plain_desc(dst_dims), dst_dims, name);
   args.push_back(dst);
   const bool has_bias = bias.has_value(), bias_scalar = bias_count == 1;
-  const int threads = std::max(1, b.options().threads);
+  const int threads = b.options().threads;
   b.add_host_step(
       [=](const std::vector<dnnl::memory>& m) {
         const auto* xs = static_cast<const float*>(m[0].get_data_handle());
@@ -82,13 +83,10 @@ std::optional<ValueId> build_gemv(ProgramBuilder& b, ValueId x, ValueId weights,
         auto* y = static_cast<float*>(m[has_bias ? 3 : 2].get_data_handle());
         // Blocks of outputs per thread, a multiple of kRowsPerBlock.
         const int64_t blocks = (n_size + kRowsPerBlock - 1) / kRowsPerBlock;
-        const int teams = static_cast<int>(std::min<int64_t>(threads, blocks));
-#pragma omp parallel for num_threads(teams) schedule(static)
-        for (int t = 0; t < teams; ++t) {
-          const int64_t n0 = blocks * t / teams * kRowsPerBlock;
-          const int64_t n1 = std::min(n_size, blocks * (t + 1) / teams * kRowsPerBlock);
-          gemv_rows(xs, w, bias_data, bias_scalar, y, k_size, n0, n1);
-        }
+        for_each_thread_range(threads, blocks, [&](int64_t b0, int64_t b1) {
+          gemv_rows(xs, w, bias_data, bias_scalar, y, k_size, b0 * kRowsPerBlock,
+                    std::min(n_size, b1 * kRowsPerBlock));
+        });
       },
       args, label);
   ++counters().gemv_steps;

@@ -82,17 +82,9 @@ TEST(OnednnDepthwise, MatchesTheReference) {
 
 TEST(OnednnDepthwise, OneThreadGivesTheSameResults) {
   const DepthwiseCase c{"two images on one thread", {2, 64, 17, 17}, {2, 2}, {1, 1, 1, 1}, {}, 3, true, {"Clip"}};
-  const std::string model = depthwise_model(c);
-  const std::map<std::string, Tensor> in = {{"x", random_tensor(c.x, 5)}};
   const uint64_t before = onednn_counter("depthwise_steps");
-  auto one_thread = make_session(environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1), model);
-  auto reference = make_session(reference_env(), model);
-  ASSERT_TRUE(one_thread && reference);
-  auto got = one_thread->run(in);
-  auto want = reference->run(in);
-  ASSERT_TRUE(got.has_value()) << got.status().message();
-  ASSERT_TRUE(want.has_value()) << want.status().message();
-  expect_close((*want)[0], (*got)[0], {}, c.what);
+  expect_matches_reference(depthwise_model(c), {{"x", random_tensor(c.x, 5)}}, {}, c.what,
+                           environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1));
   EXPECT_EQ(onednn_counter("depthwise_steps") - before, 1u);
 }
 

@@ -108,9 +108,11 @@ inline std::unique_ptr<Session> make_session(const std::shared_ptr<Environment>&
 }
 
 // The whole check: every node on cpu_onednn, outputs equal to the reference's.
+// `onednn` is the environment the EP runs in (another thread count, say).
 inline void expect_matches_reference(const std::string& model, const std::map<std::string, Tensor>& inputs,
-                                     Tolerance tol = {}, const std::string& what = "") {
-  auto onednn = make_session(onednn_env(), model);
+                                     Tolerance tol = {}, const std::string& what = "",
+                                     const std::shared_ptr<Environment>& onednn_environment = onednn_env()) {
+  auto onednn = make_session(onednn_environment, model);
   auto reference = make_session(reference_env(), model);
   ASSERT_TRUE(onednn && reference) << what;
   for (const auto& n : onednn->placement().nodes) EXPECT_EQ(n.provider, "cpu_onednn") << what << ": " << n.node_name;

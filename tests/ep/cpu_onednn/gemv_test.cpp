@@ -75,16 +75,9 @@ TEST(OnednnGemv, OneThreadAndAChainAfterIt) {
   testing::add_int_attr(m.node("Gemm", {"a", "b", "c"}, {"g"}), "transB", 1);
   m.node("Relu", {"g"}, {"y"});
   m.output("y", kFloat, {});
-  const std::map<std::string, Tensor> in = {{"a", random_tensor({1, 640}, 11)}};
   const uint64_t before = onednn_counter("gemv_steps");
-  auto one_thread = make_session(environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1), m.bytes());
-  auto reference = make_session(reference_env(), m.bytes());
-  ASSERT_TRUE(one_thread && reference);
-  auto got = one_thread->run(in);
-  auto want = reference->run(in);
-  ASSERT_TRUE(got.has_value()) << got.status().message();
-  ASSERT_TRUE(want.has_value()) << want.status().message();
-  expect_close((*want)[0], (*got)[0], {}, "gemm + relu on one thread");
+  expect_matches_reference(m.bytes(), {{"a", random_tensor({1, 640}, 11)}}, {}, "gemm + relu on one thread",
+                           environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1));
   EXPECT_EQ(onednn_counter("gemv_steps") - before, 1u);
 }
 
