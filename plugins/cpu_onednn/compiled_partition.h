@@ -34,6 +34,8 @@ struct Counters {
   std::atomic<uint64_t> gemv_steps{0};
   // depthwise 3x3 convolutions built as host steps (ops/depthwise.h)
   std::atomic<uint64_t> depthwise_steps{0};
+  // of those, the ones fed band by band by the 1x1 convolution before them
+  std::atomic<uint64_t> banded_depthwise_steps{0};
 };
 Counters& counters();
 

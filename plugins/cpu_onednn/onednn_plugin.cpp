@@ -140,3 +140,6 @@ LOOM_EXPORT uint64_t loom_cpu_onednn_gemv_steps() { return loom::onednn::counter
 LOOM_EXPORT uint64_t loom_cpu_onednn_depthwise_steps() {
   return loom::onednn::counters().depthwise_steps.load();
 }
+LOOM_EXPORT uint64_t loom_cpu_onednn_banded_depthwise_steps() {
+  return loom::onednn::counters().banded_depthwise_steps.load();
+}

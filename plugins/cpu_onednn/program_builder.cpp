@@ -290,6 +290,44 @@ void ProgramBuilder::add_host_step(HostFn fn, const std::vector<ValueId>& args, 
   steps_.push_back(Step{dnnl::primitive(), std::move(indexed), false, label, std::move(fn)});
 }
 
+void ProgramBuilder::set_last_band_conv(BandConv conv) {
+  band_conv_ = RecordedBandConv{steps_.size() - 1, std::move(conv)};
+}
+
+const ProgramBuilder::BandConv* ProgramBuilder::band_conv_writing(ValueId dst) const {
+  if (!band_conv_ || band_conv_->step + 1 != steps_.size() || band_conv_->conv.dst != dst) return nullptr;
+  const BufferId buffer = values_[dst].buffer;
+  if (buffers_[buffer].kind != BufferKind::kArena) return nullptr;
+  size_t unbuilt_readers = 0;
+  for (const auto& [name, value] : names_) {
+    if (values_[value].buffer != buffer) continue;
+    if (outputs_.count(name)) return nullptr;
+    auto it = readers_.find(name);
+    if (it == readers_.end()) continue;
+    for (size_t r : it->second) unbuilt_readers += built_[r] ? 0 : 1;
+  }
+  if (unbuilt_readers != 1) return nullptr;
+  for (size_t i = 0; i + 1 < steps_.size(); ++i)
+    for (const auto& a : steps_[i].args)
+      if (values_[a.second].buffer == buffer) return nullptr;
+  return &band_conv_->conv;
+}
+
+ProgramBuilder::BandConv ProgramBuilder::remove_band_conv_step() {
+  BandConv conv = std::move(band_conv_->conv);
+  band_conv_.reset();
+  buffers_[values_[conv.dst].buffer].bytes = 0;
+  steps_.pop_back();
+  // Buffers made since that step began their lifetime at the next step
+  // index, which is now the caller's step's.
+  const int next = static_cast<int>(steps_.size());
+  for (Buffer& b : buffers_) {
+    b.first_step = std::min(b.first_step, next);
+    b.last_step = std::min(b.last_step, next);
+  }
+  return conv;
+}
+
 ValueId ProgramBuilder::host_input(const std::string& name) {
   if (defined(name)) return value_of(name);
   for (size_t i = 0; i < spec_.inputs.size(); ++i) {

@@ -6,6 +6,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -99,6 +100,33 @@ class ProgramBuilder {
   // are the logical ONNX dims). Throws when `name` is no partition input.
   ValueId host_input(const std::string& name);
   const dnnl::engine& engine() const { return engine_; }
+
+  // --- row bands ---
+  // A convolution whose output rows can be computed band by band, each band
+  // from the same rows of its input alone: 1x1, stride 1, no padding, batch
+  // 1, f32 channels-last src and dst, post-ops that read no other tensor.
+  // A later step may run it band by band into a small buffer that stays in
+  // cache instead of writing the whole map (see ops/depthwise.h).
+  struct BandConv {
+    ValueId src = 0, weights = 0, dst = 0;
+    std::optional<ValueId> bias;
+    // The same convolution (same packed weights, post-ops and
+    // implementation) on `rows` rows: throws dnnl::error when oneDNN has
+    // no such primitive.
+    std::function<dnnl::convolution_forward::primitive_desc(int64_t rows)> make;
+    std::string label;
+  };
+  // Records that the step just added is `conv`.
+  void set_last_band_conv(BandConv conv);
+  // The recorded band convolution when it is the last step, writes `dst`,
+  // and the one node not yet built that reads dst (through any name) is the
+  // caller's; else nullptr.
+  const BandConv* band_conv_writing(ValueId dst) const;
+  // Removes that convolution's step (band_conv_writing returned it) and
+  // returns the convolution: dst then gets no bytes, the caller's step
+  // computes it band by band.
+  BandConv remove_band_conv_step();
+
   bool is_partition_output(const std::string& name) const { return outputs_.count(name) > 0; }
 
  private:
@@ -134,6 +162,11 @@ class ProgramBuilder {
   };
   std::vector<PackedCopy> packed_;  // constants already reordered, reused by later steps
   size_t scratchpad_bytes_ = 0;
+  struct RecordedBandConv {
+    size_t step;
+    BandConv conv;
+  };
+  std::optional<RecordedBandConv> band_conv_;
 };
 
 }  // namespace loom::onednn
