@@ -45,7 +45,9 @@ struct Value {
 };
 
 // A step computed on the host instead of by a oneDNN primitive (work oneDNN
-// has no primitive for, e.g. gathers). It receives the memories of its
+// has no primitive for, e.g. gathers, or primitives run piecewise, as the
+// banded depthwise step runs a convolution band by band on its own stream).
+// It receives the memories of its
 // step's argument values in the order of Step::args, data handles bound for
 // this run. Contract: runs on the thread calling Program::execute, after
 // every earlier step finished; reads and writes only those memories; may run
