@@ -107,19 +107,22 @@ bool ProgramBuilder::is_constant(ValueId v) const {
   return b.kind == BufferKind::kPacked || (b.kind == BufferKind::kInput && spec_.input_is_constant[b.index]);
 }
 
+std::optional<size_t> ProgramBuilder::unbuilt_readers(BufferId buffer, std::optional<size_t> except) const {
+  size_t count = 0;
+  for (const auto& [name, value] : names_) {
+    if (values_[value].buffer != buffer) continue;
+    if (outputs_.count(name)) return std::nullopt;
+    auto it = readers_.find(name);
+    if (it == readers_.end()) continue;
+    for (size_t r : it->second) count += r != except && !built_[r] ? 1 : 0;
+  }
+  return count;
+}
+
 bool ProgramBuilder::can_overwrite(ValueId v, const NodeSpec& reader) const {
   const BufferId buffer = values_[v].buffer;
   if (buffers_[buffer].kind != BufferKind::kArena) return false;
-  const size_t reader_index = static_cast<size_t>(&reader - spec_.nodes.data());
-  for (const auto& [name, value] : names_) {
-    if (values_[value].buffer != buffer) continue;
-    if (outputs_.count(name)) return false;
-    auto it = readers_.find(name);
-    if (it == readers_.end()) continue;
-    for (size_t r : it->second)
-      if (r != reader_index && !built_[r]) return false;
-  }
-  return true;
+  return unbuilt_readers(buffer, static_cast<size_t>(&reader - spec_.nodes.data())) == size_t{0};
 }
 
 std::vector<float> ProgramBuilder::constant_data(ValueId v) {
@@ -298,15 +301,7 @@ const ProgramBuilder::BandConv* ProgramBuilder::band_conv_writing(ValueId dst) c
   if (!band_conv_ || band_conv_->step + 1 != steps_.size() || band_conv_->conv.dst != dst) return nullptr;
   const BufferId buffer = values_[dst].buffer;
   if (buffers_[buffer].kind != BufferKind::kArena) return nullptr;
-  size_t unbuilt_readers = 0;
-  for (const auto& [name, value] : names_) {
-    if (values_[value].buffer != buffer) continue;
-    if (outputs_.count(name)) return nullptr;
-    auto it = readers_.find(name);
-    if (it == readers_.end()) continue;
-    for (size_t r : it->second) unbuilt_readers += built_[r] ? 0 : 1;
-  }
-  if (unbuilt_readers != 1) return nullptr;
+  if (unbuilt_readers(buffer) != size_t{1}) return nullptr;
   for (size_t i = 0; i + 1 < steps_.size(); ++i)
     for (const auto& a : steps_[i].args)
       if (values_[a.second].buffer == buffer) return nullptr;

@@ -110,10 +110,11 @@ class ProgramBuilder {
   struct BandConv {
     ValueId src = 0, weights = 0, dst = 0;
     std::optional<ValueId> bias;
-    // The same convolution (same packed weights, post-ops and
-    // implementation) on `rows` rows: throws dnnl::error when oneDNN has
-    // no such primitive.
+    // The same convolution (same packed weights and post-ops) on `rows`
+    // rows: throws dnnl::error when oneDNN has no such primitive. Callers
+    // check that it got `impl`, the full convolution's implementation.
     std::function<dnnl::convolution_forward::primitive_desc(int64_t rows)> make;
+    std::string impl;
     std::string label;
   };
   // Records that the step just added is `conv`.
@@ -133,6 +134,9 @@ class ProgramBuilder {
   ValueId add_value(const dnnl::memory::desc& desc, const std::vector<int64_t>& dims, BufferId buffer);
   BufferId add_buffer(BufferKind kind, size_t index, size_t bytes);
   void touch(ValueId v);
+  // Nodes not yet built that read `buffer` through any name, `except` one
+  // node index; nullopt when a name on it is a partition output.
+  std::optional<size_t> unbuilt_readers(BufferId buffer, std::optional<size_t> except = std::nullopt) const;
   ValueId pack(ValueId v, const dnnl::memory::desc& desc);
   // A released constant input's buffer becomes a program-owned copy of the
   // original bytes, rebuilt from the packed copy (no-op for other buffers).

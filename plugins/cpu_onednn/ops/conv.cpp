@@ -89,8 +89,6 @@ bool winograd_applies(const ProgramBuilder& b, const ConvShape& s) {
          w.strides == std::vector<int64_t>{1, 1} && w.dilations == std::vector<int64_t>{1, 1};
 }
 
-memory::desc nhwc(const std::vector<int64_t>& dims) { return memory::desc(dims, memory::data_type::f32, tag::nhwc); }
-
 // The convolution just built as a ProgramBuilder::BandConv, when it is one
 // (see there): its primitive for a band of rows keeps every choice the full
 // one made (weights layout, post-ops, attributes, implementation).
@@ -98,7 +96,8 @@ memory::desc nhwc(const std::vector<int64_t>& dims) { return memory::desc(dims, 
 std::optional<ProgramBuilder::BandConv> band_conv(ProgramBuilder& b, const std::vector<std::pair<int, ValueId>>& args,
                                                   const ConvShape& s,
                                                   const dnnl::convolution_forward::primitive_desc& pd,
-                                                  const std::vector<PostOp>& ops, size_t used) {
+                                                  const std::vector<PostOp>& ops, size_t used,
+                                                  const std::string& label) {
   auto arg = [&](int which) -> std::optional<ValueId> {
     for (const auto& [k, v] : args)
       if (k == which) return v;
@@ -109,8 +108,8 @@ std::optional<ProgramBuilder::BandConv> band_conv(ProgramBuilder& b, const std::
   const Window& win = s.window;
   const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
   if (xd.size() != 4 || xd[0] != 1 || s.group != 1 || win.kernel != ones || win.strides != ones ||
-      win.dilations != ones || win.pad_begin != zeros || win.pad_end != zeros || pd.src_desc() != nhwc(xd) ||
-      pd.dst_desc() != nhwc(s.dst_dims) || b.desc(dst) != pd.dst_desc())
+      win.dilations != ones || win.pad_begin != zeros || win.pad_end != zeros || pd.src_desc() != nhwc_desc(xd) ||
+      pd.dst_desc() != nhwc_desc(s.dst_dims))
     return std::nullopt;
   for (size_t i = 0; i < used; ++i)
     if (ops[i].kind != PostOp::kEltwise) return std::nullopt;
@@ -125,8 +124,10 @@ std::optional<ProgramBuilder::BandConv> band_conv(ProgramBuilder& b, const std::
   band.weights = *arg(DNNL_ARG_WEIGHTS);
   band.bias = bias;
   band.dst = dst;
+  band.impl = pd.impl_info_str();
+  band.label = label;
   band.make = [=](int64_t rows) {
-    const memory::desc src = nhwc({1, in_channels, rows, width}), out = nhwc({1, out_channels, rows, width});
+    const memory::desc src = nhwc_desc({1, in_channels, rows, width}), out = nhwc_desc({1, out_channels, rows, width});
     using Conv = dnnl::convolution_forward;
     const auto d = bias_desc ? Conv::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                           src, weights_desc, *bias_desc, out, {1, 1}, {0, 0}, {0, 0})
@@ -215,12 +216,10 @@ size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool tran
   args.emplace_back(DNNL_ARG_DST, dst);
   bind_post_ops(b, ops, used, dst, args, n.label());
   std::optional<ProgramBuilder::BandConv> band;
-  if constexpr (std::is_same_v<Primitive, dnnl::convolution_forward>) band = band_conv(b, args, s, pd, ops, used);
+  if constexpr (std::is_same_v<Primitive, dnnl::convolution_forward>)
+    band = band_conv(b, args, s, pd, ops, used, n.label());
   b.add_step(Primitive(pd), std::move(args), pd.scratchpad_desc(), n.label());
-  if (band) {
-    band->label = n.label();
-    b.set_last_band_conv(std::move(*band));
-  }
+  if (band) b.set_last_band_conv(std::move(*band));
   if (bias && !bias_in_primitive && s.out_channels == 1 && b.is_constant(*bias)) {
     // One channel: the bias is a scalar, added by a linear eltwise. (A
     // binary add would need it in dst's padded blocked layout, which oneDNN

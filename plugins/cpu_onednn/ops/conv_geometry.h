@@ -27,4 +27,10 @@ ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std
 // layout (C_in, C_out/g, ...) is described with strides rather than copied.
 ValueId weights_view(ProgramBuilder& b, ValueId w, int64_t group, bool transposed);
 
+// f32 channels-last (N, C, H, W as NHWC bytes): the layout of the
+// depthwise step and of convolutions that feed it band by band.
+inline dnnl::memory::desc nhwc_desc(const std::vector<int64_t>& dims) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nhwc);
+}
+
 }  // namespace loom::onednn

@@ -129,8 +129,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void depthwise_rows
   else depthwise_rows_body<2, 6>(in, packed, bias, out, g, r0, r1);
 }
 
-memory::desc nhwc_desc(const std::vector<int64_t>& dims) {
-  return memory::desc(dims, memory::data_type::f32, memory::format_tag::nhwc);
+// Output rows [r0, r1) split across `threads` OpenMP teams.
+void depthwise_rows_parallel(int threads, const float* in, const float* packed, const float* bias, float* out,
+                             const Geometry& g, int64_t r0, int64_t r1) {
+  for_each_thread_range(threads, r1 - r0, [&](int64_t begin, int64_t end) {
+    depthwise_rows(in, packed, bias, out, g, r0 + begin, r0 + end);
+  });
 }
 
 // The clamp [lo, hi] that eltwise node `node` computes, if it is one
@@ -206,13 +210,12 @@ bool build_banded(ProgramBuilder& b, const ProgramBuilder::BandConv& candidate, 
         rows_used = std::max(rows_used, end - base);
       },
       [](int64_t, int64_t, int64_t) {});
-  const dnnl::convolution_forward::primitive_desc full = candidate.make(g.h);  // the implementation the full map gets
   std::vector<dnnl::convolution_forward> primitives;
   std::vector<dnnl::memory::desc> src_descs, dst_descs;
   size_t scratch_bytes = 0;
   for (int64_t rows : heights) {
     const auto pd = candidate.make(rows);
-    if (std::string(pd.impl_info_str()) != full.impl_info_str() || is_reference_impl(pd.impl_info_str()))
+    if (pd.impl_info_str() != candidate.impl || is_reference_impl(pd.impl_info_str()))
       return false;
     primitives.emplace_back(pd);
     src_descs.push_back(pd.src_desc());
@@ -259,9 +262,7 @@ bool build_banded(ProgramBuilder& b, const ProgramBuilder::BandConv& candidate, 
             [&](int64_t o0, int64_t o1, int64_t base) {
               Geometry band = g;
               band.first_row = base;
-              for_each_thread_range(threads, o1 - o0, [&](int64_t r0, int64_t r1) {
-                depthwise_rows(rows, taps, bias, out, band, o0 + r0, o0 + r1);
-              });
+              depthwise_rows_parallel(threads, rows, taps, bias, out, band, o0, o1);
             });
       },
       args, label);
@@ -313,26 +314,20 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
   const std::string& name = absorbed ? chain.front()->outputs[0] : n.outputs[0];
   const ValueId dst = b.new_value(nhwc_desc(s.dst_dims), s.dst_dims, name);
   const ValueId filters = b.new_constant(packed, {channels * kTaps}), shift = b.new_constant(bias, {channels});
-  if (const ProgramBuilder::BandConv* conv = xd[0] == 1 ? b.band_conv_writing(x) : nullptr;
-      conv != nullptr && build_banded(b, *conv, g, filters, shift, dst, conv->label + " + " + n.label())) {
-    b.define(name, dst);
-    ++counters().depthwise_steps;
-    return absorbed;
+  const ProgramBuilder::BandConv* conv = xd[0] == 1 ? b.band_conv_writing(x) : nullptr;
+  if (conv == nullptr || !build_banded(b, *conv, g, filters, shift, dst, conv->label + " + " + n.label())) {
+    const std::vector<ValueId> args = {b.require(x, nhwc_desc(xd)), filters, shift, dst};
+    const int64_t rows = xd[0] * g.out_h;
+    const int threads = b.options().threads;
+    b.add_host_step(
+        [=](const std::vector<dnnl::memory>& m) {
+          depthwise_rows_parallel(threads, static_cast<const float*>(m[0].get_data_handle()),
+                                  static_cast<const float*>(m[1].get_data_handle()),
+                                  static_cast<const float*>(m[2].get_data_handle()),
+                                  static_cast<float*>(m[3].get_data_handle()), g, 0, rows);
+        },
+        args, n.label());
   }
-  const std::vector<ValueId> args = {b.require(x, nhwc_desc(xd)), filters, shift, dst};
-  const int64_t rows = xd[0] * g.out_h;
-  const int threads = b.options().threads;
-  b.add_host_step(
-      [=](const std::vector<dnnl::memory>& m) {
-        const auto* src = static_cast<const float*>(m[0].get_data_handle());
-        const auto* filters = static_cast<const float*>(m[1].get_data_handle());
-        const auto* shift = static_cast<const float*>(m[2].get_data_handle());
-        auto* out = static_cast<float*>(m[3].get_data_handle());
-        for_each_thread_range(threads, rows, [&](int64_t r0, int64_t r1) {
-          depthwise_rows(src, filters, shift, out, g, r0, r1);
-        });
-      },
-      args, n.label());
   b.define(name, dst);
   ++counters().depthwise_steps;
   return absorbed;
