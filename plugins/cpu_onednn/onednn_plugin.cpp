@@ -143,3 +143,6 @@ LOOM_EXPORT uint64_t loom_cpu_onednn_depthwise_steps() {
 LOOM_EXPORT uint64_t loom_cpu_onednn_banded_depthwise_steps() {
   return loom::onednn::counters().banded_depthwise_steps.load();
 }
+LOOM_EXPORT uint64_t loom_cpu_onednn_narrow_pointwise_steps() {
+  return loom::onednn::counters().narrow_pointwise_steps.load();
+}

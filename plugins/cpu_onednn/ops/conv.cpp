@@ -5,6 +5,7 @@
 #include "compiled_partition.h"
 #include "ops/conv_geometry.h"
 #include "ops/depthwise.h"
+#include "ops/narrow_pointwise.h"
 #include "ops/op_builders.h"
 #include "ops/operand_layout.h"
 #include "ops/post_ops.h"
@@ -249,6 +250,7 @@ size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool tran
 
 size_t build_conv(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
   if (auto absorbed = build_depthwise_3x3(b, n, chain)) return *absorbed;
+  if (auto absorbed = build_narrow_pointwise(b, n, chain)) return *absorbed;
   return build<dnnl::convolution_forward>(b, n, chain, false);
 }
 

@@ -1,0 +1,217 @@
+#include "ops/narrow_pointwise.h"
+
+#include <immintrin.h>
+
+#include <limits>
+
+#include "compiled_partition.h"
+#include "ops/conv_geometry.h"
+#include "ops/host_parallel.h"
+#include "ops/post_ops.h"
+
+namespace loom::onednn {
+namespace {
+
+using dnnl::memory;
+
+typedef float Wide __attribute__((vector_size(16 * sizeof(float))));
+typedef float Narrow __attribute__((vector_size(8 * sizeof(float))));
+
+// Rows computed together: 8 x (Q + 1) accumulators, the Q + 1 weight
+// vectors of one input channel and a broadcast fit AVX-512's 32 registers.
+constexpr int64_t kTileRows = 8;
+
+// Compiled for AVX-512 (the step is only built where the CPU has it) and
+// always inlined into the entry points, so no vector crosses a call.
+#pragma GCC diagnostic ignored "-Wpsabi"
+#define LOOM_INLINE inline __attribute__((always_inline, target("avx512f,fma")))
+
+template <class V>
+LOOM_INLINE V load(const float* p) {
+  V v;
+  __builtin_memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+template <class V>
+LOOM_INLINE void store(float* p, V v) {
+  __builtin_memcpy(p, &v, sizeof(v));
+}
+
+// A broadcast (written with the vector extension, GCC builds it on the stack).
+template <class V>
+LOOM_INLINE V splat(float x);
+template <>
+LOOM_INLINE Wide splat<Wide>(float x) {
+  return reinterpret_cast<Wide>(_mm512_set1_ps(x));
+}
+template <>
+LOOM_INLINE Narrow splat<Narrow>(float x) {
+  return reinterpret_cast<Narrow>(_mm256_set1_ps(x));
+}
+
+template <class V>
+LOOM_INLINE V clamp(V a, float lo, float hi) {
+  const V l = splat<V>(lo), h = splat<V>(hi);
+  a = a < l ? l : a;  // a NaN stays NaN, as ONNX Clip leaves it
+  return a > h ? h : a;
+}
+
+struct Geometry {
+  int64_t k, n;    // input channels; output channels, 16 * Q + 8
+  float lo, hi;    // the fused clamp (-inf, inf when none)
+};
+
+// Output rows [m, m + R) (pixels, channels-last): in[m..][k] times the
+// packed weights [k][n], plus bias, plus the residual's rows when given,
+// clamped.
+template <int Q, int R>
+LOOM_INLINE void tile(const float* in, const float* packed, const float* bias, const float* residual, float* out,
+                      const Geometry& g, int64_t m) {
+  constexpr int kWide = Q > 0 ? Q : 1;
+  Wide acc[R][kWide];
+  Narrow tail[R];
+  for (int r = 0; r < R; ++r) {
+    for (int q = 0; q < Q; ++q) acc[r][q] = load<Wide>(bias + 16 * q);
+    tail[r] = load<Narrow>(bias + 16 * Q);
+  }
+  const float* a = in + m * g.k;
+  for (int64_t k = 0; k < g.k; ++k) {
+    const float* w = packed + k * g.n;
+    Wide wide[kWide];
+    for (int q = 0; q < Q; ++q) wide[q] = load<Wide>(w + 16 * q);
+    const Narrow narrow = load<Narrow>(w + 16 * Q);
+    for (int r = 0; r < R; ++r) {
+      const float v = a[r * g.k + k];
+      for (int q = 0; q < Q; ++q) acc[r][q] += splat<Wide>(v) * wide[q];
+      tail[r] += splat<Narrow>(v) * narrow;
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    float* o = out + (m + r) * g.n;
+    const float* res = residual != nullptr ? residual + (m + r) * g.n : nullptr;
+    for (int q = 0; q < Q; ++q) {
+      Wide v = acc[r][q];
+      if (res != nullptr) v += load<Wide>(res + 16 * q);
+      store(o + 16 * q, clamp(v, g.lo, g.hi));
+    }
+    Narrow v = tail[r];
+    if (res != nullptr) v += load<Narrow>(res + 16 * Q);
+    store(o + 16 * Q, clamp(v, g.lo, g.hi));
+  }
+}
+
+// Output rows [m0, m1).
+template <int Q>
+__attribute__((target("avx512f,fma"))) void pointwise_rows(const float* in, const float* packed, const float* bias,
+                                                       const float* residual, float* out, const Geometry& g,
+                                                       int64_t m0, int64_t m1) {
+  int64_t m = m0;
+  for (; m + kTileRows <= m1; m += kTileRows) tile<Q, kTileRows>(in, packed, bias, residual, out, g, m);
+  for (; m < m1; ++m) tile<Q, 1>(in, packed, bias, residual, out, g, m);
+}
+
+using RowsFn = void (*)(const float*, const float*, const float*, const float*, float*, const Geometry&, int64_t,
+                        int64_t);
+
+// The kernel for `out_channels` (16 * Q + 8, Q < 3), or nullptr.
+RowsFn rows_for(int64_t out_channels) {
+  switch (out_channels) {
+    case 8: return pointwise_rows<0>;
+    case 24: return pointwise_rows<1>;
+    case 40: return pointwise_rows<2>;
+    default: return nullptr;
+  }
+}
+
+// The clamp [lo, hi] an eltwise post-op computes, if it is one (Relu, Clip).
+std::optional<std::pair<float, float>> clamp_of(const PostOp& op) {
+  if (op.kind != PostOp::kEltwise) return std::nullopt;
+  const EltwiseStep& s = op.eltwise;
+  if (s.alg == dnnl::algorithm::eltwise_relu && s.alpha == 0.f)
+    return std::make_pair(0.f, std::numeric_limits<float>::infinity());
+  if (s.alg == dnnl::algorithm::eltwise_clip || s.alg == dnnl::algorithm::eltwise_clip_v2)
+    return std::make_pair(s.alpha, s.beta);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("fma")) return std::nullopt;
+  const ValueId x = b.value_of(n.inputs[0]);
+  const ValueId w = b.value_of(n.inputs[1]);
+  const std::vector<int64_t> xd = b.dims(x), wd = b.dims(w);
+  if (xd.size() != 4 || wd.size() != 4) return std::nullopt;
+  const ConvShape s = conv_shape(n, xd, wd, false);
+  const Window& win = s.window;
+  const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
+  const RowsFn kernel = rows_for(s.out_channels);
+  if (kernel == nullptr || s.group != 1 || win.kernel != ones || win.strides != ones || win.dilations != ones ||
+      win.pad_begin != zeros || win.pad_end != zeros || b.desc(x) != nhwc_desc(xd) ||
+      b.desc(w).data_type() != memory::data_type::f32 || !b.is_constant(w))
+    return std::nullopt;
+  const int64_t in_channels = xd[1], out_channels = s.out_channels;
+  std::vector<float> bias(out_channels, 0.f);
+  if (n.has_input(2)) {
+    const ValueId bv = b.value_of(n.inputs[2]);
+    if (b.dims(bv) != std::vector<int64_t>{out_channels} || !b.is_constant(bv)) return std::nullopt;
+    bias = b.constant_data(bv);
+  }
+  // The chain prefix this step computes: a residual Add (a sum post-op),
+  // then a clamp; each of them optional.
+  std::vector<PostOp> ops = plan_post_ops(b, chain, n.outputs[0], s.dst_dims, true);
+  Geometry g{in_channels, out_channels, -std::numeric_limits<float>::infinity(),
+             std::numeric_limits<float>::infinity()};
+  size_t used = 0;
+  if (used < ops.size() && ops[used].kind == PostOp::kSum && ops[used].sum_scale == 1.f &&
+      ops[used].sum_zero_point == 0 && b.desc(ops[used].operand).data_type() == memory::data_type::f32)
+    ++used;
+  if (used < ops.size())
+    if (const auto c = clamp_of(ops[used])) {
+      std::tie(g.lo, g.hi) = *c;
+      ++used;
+    }
+  // Cut only between nodes: a node may need several post-ops.
+  while (used > 0 && used < ops.size() && ops[used - 1].node_index == ops[used].node_index) {
+    if (ops[used - 1].kind == PostOp::kEltwise)
+      g.lo = -std::numeric_limits<float>::infinity(), g.hi = std::numeric_limits<float>::infinity();
+    --used;
+  }
+  // ONNX weights [n][k][1][1] as [k][n]: one row of output channels per
+  // input channel.
+  const std::vector<float> weights = b.constant_data(w);
+  std::vector<float> packed(weights.size());
+  for (int64_t o = 0; o < out_channels; ++o)
+    for (int64_t i = 0; i < in_channels; ++i) packed[i * out_channels + o] = weights[o * in_channels + i];
+  // With a residual that may be overwritten, the result goes to its bytes
+  // (each element is read, then written, by the same thread); otherwise the
+  // residual is read where it is.
+  const memory::desc dst_desc = nhwc_desc(s.dst_dims);
+  const PostOp* sum = sum_post_op(ops, used);
+  const ValueId dst = sum_destination(b, ops, used, dst_desc, s.dst_dims, result_name(n, chain, ops, used));
+  std::vector<ValueId> args = {x, b.new_constant(packed, {in_channels * out_channels}),
+                               b.new_constant(bias, {out_channels}), dst};
+  const bool in_place = sum != nullptr && b.same_buffer(sum->operand, dst);
+  if (sum != nullptr && !in_place) args.push_back(b.require(sum->operand, dst_desc));
+  const bool has_residual = sum != nullptr;
+  const int64_t pixels = xd[0] * s.dst_dims[2] * s.dst_dims[3];
+  const int64_t tiles = (pixels + kTileRows - 1) / kTileRows;
+  const int threads = b.options().threads;
+  b.add_host_step(
+      [=](const std::vector<dnnl::memory>& m) {
+        const auto* in = static_cast<const float*>(m[0].get_data_handle());
+        const auto* weights_data = static_cast<const float*>(m[1].get_data_handle());
+        const auto* bias_data = static_cast<const float*>(m[2].get_data_handle());
+        auto* out = static_cast<float*>(m[3].get_data_handle());
+        const float* res = !has_residual ? nullptr : in_place ? out : static_cast<const float*>(m[4].get_data_handle());
+        for_each_thread_range(threads, tiles, [&](int64_t t0, int64_t t1) {
+          kernel(in, weights_data, bias_data, res, out, g, t0 * kTileRows, std::min(pixels, t1 * kTileRows));
+        });
+      },
+      args, n.label());
+  ++counters().narrow_pointwise_steps;
+  return finish_chain(b, n, chain, ops, used, dst);
+}
+
+}  // namespace loom::onednn

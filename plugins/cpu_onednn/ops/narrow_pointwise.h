@@ -1,0 +1,27 @@
+// 1x1 convolutions with 16k + 8 output channels (MobileNetV2's 24) as a host
+// step on AVX-512 machines.
+//
+// oneDNN 2.6's brgconv_1x1 computes the last 8 channels with masked 16-lane
+// vectors, so a quarter of its FMA work on 24 channels is wasted: 84-86
+// GFLOP/s on MobileNetV2's 96->24 and 144->24 layers (56x56) against
+// 106-115 on its other 1x1 layers. Zen 4 runs 8-lane FMAs at the same FLOP
+// rate as 16-lane ones, so this step computes 8 rows x (k 16-lane + one
+// 8-lane) accumulators: 97-110 GFLOP/s on the same shapes, measured
+// standalone with the same data.
+#pragma once
+
+#include <optional>
+
+#include "ops/op_builders.h"
+
+namespace loom::onednn {
+
+// Builds Conv node `n` (and a following full-shape Add, then a clamp,
+// Relu or Clip with constant bounds, from `chain`) as the step when it
+// applies: the CPU has AVX-512, f32, batch any, group 1, a 1x1 kernel with
+// stride 1, no padding or dilation, constant weights (and bias), output
+// channels 8, 24 or 40, and the input already channels-last. Returns the
+// number of chain nodes absorbed, or nullopt (nothing built).
+std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);
+
+}  // namespace loom::onednn

@@ -1,0 +1,113 @@
+// 1x1 convolutions with 16k + 8 output channels as a host step
+// (ops/narrow_pointwise.h): results vs the reference EP with bias, residual
+// Adds (in place and read from elsewhere), clamps, tail rows and batches, on
+// two threads and one; and the convolutions it must leave to oneDNN. The
+// step needs AVX-512: on other CPUs every case expects it unbuilt.
+#include "ep_compare.h"
+
+namespace loom::ep_testing {
+namespace {
+
+struct NarrowCase {
+  std::string what;
+  std::vector<int64_t> x;  // N, C, H, W; C a multiple of 16 (a depthwise step makes the input channels-last)
+  int64_t out_channels = 24;
+  bool bias = true;
+  // "" / "input" (a graph input, read where it is) / "internal" (another
+  // 1x1 convolution's result that nothing else reads, itself a step: one of
+  // the two accumulates the Add into the other's bytes)
+  std::string residual;
+  std::string activation;  // "" / "Relu" / "Clip" (0..6), after the Add
+  int64_t stride = 1;
+  bool channels_last_input = true;  // false: the 1x1 reads the plain graph input
+  bool expect_step = true;
+};
+
+std::string narrow_model(const NarrowCase& c) {
+  testing::ModelBuilder m;
+  const int64_t in = c.x[1], out = c.out_channels;
+  m.input("x", kFloat, c.x);
+  std::string src = "x";
+  if (c.channels_last_input) {
+    random_weights(m, "wd", {in, 1, 3, 3}, 3, 9);
+    auto& dw = m.node("Conv", {"x", "wd"}, {src = "d"});
+    testing::add_int_attr(dw, "group", in);
+    add_ints_attr(dw, "pads", {1, 1, 1, 1});
+  }
+  random_weights(m, "w", {out, in, 1, 1}, 4, in);
+  if (c.bias) random_weights(m, "b", {out}, 5);
+  auto& conv = c.bias ? m.node("Conv", {src, "w", "b"}, {"c"}) : m.node("Conv", {src, "w"}, {"c"});
+  if (c.stride != 1) add_ints_attr(conv, "strides", {c.stride, c.stride});
+  const std::vector<int64_t> out_dims = {c.x[0], out, (c.x[2] - 1) / c.stride + 1, (c.x[3] - 1) / c.stride + 1};
+  std::string y = "c";
+  if (c.residual == "input") {
+    m.input("r", kFloat, out_dims);
+    m.node("Add", {"c", "r"}, {y = "a"});
+  } else if (c.residual == "internal") {
+    random_weights(m, "wr", {out, in, 1, 1}, 6, in);
+    auto& side = m.node("Conv", {src, "wr"}, {"r"});
+    if (c.stride != 1) add_ints_attr(side, "strides", {c.stride, c.stride});
+    m.node("Add", {"r", "c"}, {y = "a"});
+  }
+  if (c.activation == "Clip") {
+    m.float_initializer("lo", {}, {0.f});
+    m.float_initializer("hi", {}, {6.f});
+    m.node("Clip", {y, "lo", "hi"}, {"z"});
+    y = "z";
+  } else if (!c.activation.empty()) {
+    m.node(c.activation, {y}, {"z"});
+    y = "z";
+  }
+  m.node("Identity", {y}, {"y"});
+  m.output("y", kFloat, {});
+  return m.bytes();
+}
+
+std::map<std::string, Tensor> narrow_inputs(const NarrowCase& c, uint32_t seed) {
+  std::map<std::string, Tensor> inputs = {{"x", random_tensor(c.x, seed)}};
+  if (c.residual == "input")
+    inputs["r"] = random_tensor({c.x[0], c.out_channels, (c.x[2] - 1) / c.stride + 1, (c.x[3] - 1) / c.stride + 1},
+                                seed + 1);
+  return inputs;
+}
+
+bool cpu_has_the_step() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"); }
+
+uint64_t expected_steps(const NarrowCase& c) {
+  if (!c.expect_step || !cpu_has_the_step()) return 0;
+  return c.residual == "internal" ? 2 : 1;
+}
+
+std::vector<NarrowCase> cases() {
+  return {
+      {"MobileNetV2's 96->24 at 56x56", {1, 96, 56, 56}},
+      {"144->24 with the block's residual Add, in place", {1, 144, 28, 28}, 24, true, "internal"},
+      {"40 channels, a residual input, then Clip", {1, 32, 12, 20}, 40, true, "input", "Clip"},
+      {"8 channels, no bias, Relu, 35 pixels (tail rows)", {1, 16, 7, 5}, 8, false, "", "Relu"},
+      {"batch of 2, Clip without a residual", {2, 32, 9, 11}, 24, true, "", "Clip"},
+      {"a residual Add then Relu, in place, odd size", {1, 48, 13, 9}, 24, false, "internal", "Relu"},
+      // Left to oneDNN.
+      {"32 channels (a multiple of 16)", {1, 32, 14, 14}, 32, true, "", "", 1, true, false},
+      {"stride 2", {1, 32, 14, 14}, 24, true, "", "", 2, true, false},
+      {"a plain (NCHW) input", {1, 32, 14, 14}, 24, true, "", "", 1, false, false},
+  };
+}
+
+TEST(OnednnNarrowPointwise, MatchesTheReference) {
+  for (const NarrowCase& c : cases()) {
+    const uint64_t before = onednn_counter("narrow_pointwise_steps");
+    expect_matches_reference(narrow_model(c), narrow_inputs(c, 17), {}, c.what);
+    EXPECT_EQ(onednn_counter("narrow_pointwise_steps") - before, expected_steps(c)) << c.what;
+  }
+}
+
+TEST(OnednnNarrowPointwise, OneThreadGivesTheSameResults) {
+  const NarrowCase c{"residual and Clip on one thread", {1, 32, 12, 20}, 24, true, "internal", "Clip"};
+  const uint64_t before = onednn_counter("narrow_pointwise_steps");
+  expect_matches_reference(narrow_model(c), narrow_inputs(c, 5), {}, c.what,
+                           environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1));
+  EXPECT_EQ(onednn_counter("narrow_pointwise_steps") - before, expected_steps(c));
+}
+
+}  // namespace
+}  // namespace loom::ep_testing
