@@ -1,6 +1,7 @@
 #include "eltwise_ops.h"
 
 #include <cfloat>
+#include <limits>
 
 namespace loom::onednn {
 namespace {
@@ -84,6 +85,14 @@ std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& n) {
     if (e && *e == 2.f) return V{{algorithm::eltwise_square}};
     return std::nullopt;
   }
+  return std::nullopt;
+}
+
+std::optional<std::pair<float, float>> clamp_bounds(const EltwiseStep& step) {
+  if (step.alg == dnnl::algorithm::eltwise_relu && step.alpha == 0.f)
+    return std::make_pair(0.f, std::numeric_limits<float>::infinity());
+  if (step.alg == dnnl::algorithm::eltwise_clip || step.alg == dnnl::algorithm::eltwise_clip_v2)
+    return std::make_pair(step.alpha, step.beta);
   return std::nullopt;
 }
 

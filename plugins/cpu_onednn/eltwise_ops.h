@@ -6,6 +6,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "node_spec.h"
@@ -22,6 +23,10 @@ struct EltwiseStep {
 // nullopt when the node is not a unary op this EP expresses (e.g. a Clip
 // whose bounds are not constant).
 std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& node);
+
+// The bounds [lo, hi] a step clamps to, when it is a clamp (Relu: [0, inf];
+// Clip: its bounds); nullopt for any other step. Host kernels fuse these.
+std::optional<std::pair<float, float>> clamp_bounds(const EltwiseStep& step);
 
 // com.microsoft BiasGelu(A, B) and FastGelu(X, bias): A + B, then these
 // eltwise steps (gelu_erf / gelu_tanh). nullopt for any other node (FastGelu

@@ -123,8 +123,8 @@ LOOM_SDK_DEFINE_PLUGIN("cpu_onednn", "0.1.0", loom::onednn::create_plugin)
 // Counters for tests: programs built (one per partition and input-shape
 // tuple), partition computes, Winograd convolutions built, constant
 // inputs released to the host, int8 convolutions built with a quantized
-// residual fused, single-row matrix products built as GEMV host steps and
-// depthwise 3x3 convolutions built as host steps, since the plugin was loaded.
+// residual fused, and the host steps built (GEMV, depthwise 3x3 and those of
+// them fed band by band, narrow 1x1), since the plugin was loaded.
 LOOM_EXPORT uint64_t loom_cpu_onednn_programs_built() { return loom::onednn::counters().programs_built.load(); }
 LOOM_EXPORT uint64_t loom_cpu_onednn_partition_runs() { return loom::onednn::counters().partition_runs.load(); }
 LOOM_EXPORT uint64_t loom_cpu_onednn_winograd_convolutions() {

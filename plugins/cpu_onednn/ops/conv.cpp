@@ -80,6 +80,20 @@ ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std
   return s;
 }
 
+bool is_pointwise(const ConvShape& s) {
+  const Window& w = s.window;
+  const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
+  return s.group == 1 && w.kernel == ones && w.strides == ones && w.dilations == ones && w.pad_begin == zeros &&
+         w.pad_end == zeros;
+}
+
+std::optional<std::vector<float>> constant_conv_bias(ProgramBuilder& b, const NodeSpec& n, int64_t channels) {
+  if (!n.has_input(2)) return std::vector<float>(channels, 0.f);
+  const ValueId bias = b.value_of(n.inputs[2]);
+  if (b.dims(bias) != std::vector<int64_t>{channels} || !b.is_constant(bias)) return std::nullopt;
+  return b.constant_data(bias);
+}
+
 namespace {
 
 // Winograd F(4x4, 3x3) is oneDNN's for 3x3, stride-1, undilated, ungrouped
@@ -106,10 +120,7 @@ std::optional<ProgramBuilder::BandConv> band_conv(ProgramBuilder& b, const std::
   };
   const ValueId x = *arg(DNNL_ARG_SRC), dst = *arg(DNNL_ARG_DST);
   const std::vector<int64_t>& xd = b.dims(x);
-  const Window& win = s.window;
-  const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
-  if (xd.size() != 4 || xd[0] != 1 || s.group != 1 || win.kernel != ones || win.strides != ones ||
-      win.dilations != ones || win.pad_begin != zeros || win.pad_end != zeros || pd.src_desc() != nhwc_desc(xd) ||
+  if (xd.size() != 4 || xd[0] != 1 || !is_pointwise(s) || pd.src_desc() != nhwc_desc(xd) ||
       pd.dst_desc() != nhwc_desc(s.dst_dims))
     return std::nullopt;
   for (size_t i = 0; i < used; ++i)

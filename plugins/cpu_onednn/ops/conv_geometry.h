@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ops/window.h"
@@ -21,6 +22,15 @@ struct ConvShape {
 // dims `w` under `n`'s attributes (group, strides, pads, dilations,
 // auto_pad, kernel_shape, output_padding); fails naming `n` on a mismatch.
 ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std::vector<int64_t>& w, bool transposed);
+
+// Whether the convolution is pointwise: group 1 and a 1x1 kernel with
+// stride 1, no dilation and no padding (a matrix product per pixel).
+bool is_pointwise(const ConvShape& s);
+
+// Conv node `n`'s bias as `channels` floats (zeros when it has none), or
+// nullopt when it is not a constant of that many values. For host steps,
+// which read it as plain floats.
+std::optional<std::vector<float>> constant_conv_bias(ProgramBuilder& b, const NodeSpec& n, int64_t channels);
 
 // The (de)convolution weights `w` (any element type) as oneDNN dims over the
 // ONNX bytes: grouped weights get a leading group dim; ConvTranspose's ONNX

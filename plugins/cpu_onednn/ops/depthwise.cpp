@@ -142,12 +142,7 @@ void depthwise_rows_parallel(int threads, const float* in, const float* packed, 
 std::optional<std::pair<float, float>> clamp_of(const NodeSpec& node) {
   const auto steps = eltwise_steps_for(node);
   if (!steps || steps->size() != 1) return std::nullopt;
-  const EltwiseStep& s = steps->front();
-  if (s.alg == dnnl::algorithm::eltwise_relu && s.alpha == 0.f)
-    return std::make_pair(0.f, std::numeric_limits<float>::infinity());
-  if (s.alg == dnnl::algorithm::eltwise_clip || s.alg == dnnl::algorithm::eltwise_clip_v2)
-    return std::make_pair(s.alpha, s.beta);
-  return std::nullopt;
+  return clamp_bounds(steps->front());
 }
 
 // Bytes of expanded rows a band's buffer may hold (measured on MobileNetV2's
@@ -287,12 +282,8 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
     return std::nullopt;
   for (int64_t stride : win.strides)
     if (stride != 1 && stride != 2) return std::nullopt;
-  std::vector<float> bias(channels, 0.f);
-  if (n.has_input(2)) {
-    const ValueId bv = b.value_of(n.inputs[2]);
-    if (b.dims(bv) != std::vector<int64_t>{channels} || !b.is_constant(bv)) return std::nullopt;
-    bias = b.constant_data(bv);
-  }
+  const std::optional<std::vector<float>> bias = constant_conv_bias(b, n, channels);
+  if (!bias) return std::nullopt;
   Geometry g{xd[2], xd[3], channels, win.output[0], win.output[1], win.strides[0], win.strides[1],
              win.pad_begin[0], win.pad_begin[1], -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
   // Only a lone clamp may follow: oneDNN fuses longer chains (PP-OCR's
@@ -313,7 +304,7 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
     for (int k = 0; k < kTaps; ++k) packed[(c / kLanes * kTaps + k) * kLanes + c % kLanes] = weights[c * kTaps + k];
   const std::string& name = absorbed ? chain.front()->outputs[0] : n.outputs[0];
   const ValueId dst = b.new_value(nhwc_desc(s.dst_dims), s.dst_dims, name);
-  const ValueId filters = b.new_constant(packed, {channels * kTaps}), shift = b.new_constant(bias, {channels});
+  const ValueId filters = b.new_constant(packed, {channels * kTaps}), shift = b.new_constant(*bias, {channels});
   const ProgramBuilder::BandConv* conv = xd[0] == 1 ? b.band_conv_writing(x) : nullptr;
   if (conv == nullptr || !build_banded(b, *conv, g, filters, shift, dst, conv->label + " + " + n.label())) {
     const std::vector<ValueId> args = {b.require(x, nhwc_desc(xd)), filters, shift, dst};

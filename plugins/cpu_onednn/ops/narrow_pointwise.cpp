@@ -124,17 +124,6 @@ RowsFn rows_for(int64_t out_channels) {
   }
 }
 
-// The clamp [lo, hi] an eltwise post-op computes, if it is one (Relu, Clip).
-std::optional<std::pair<float, float>> clamp_of(const PostOp& op) {
-  if (op.kind != PostOp::kEltwise) return std::nullopt;
-  const EltwiseStep& s = op.eltwise;
-  if (s.alg == dnnl::algorithm::eltwise_relu && s.alpha == 0.f)
-    return std::make_pair(0.f, std::numeric_limits<float>::infinity());
-  if (s.alg == dnnl::algorithm::eltwise_clip || s.alg == dnnl::algorithm::eltwise_clip_v2)
-    return std::make_pair(s.alpha, s.beta);
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
@@ -144,20 +133,13 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   const std::vector<int64_t> xd = b.dims(x), wd = b.dims(w);
   if (xd.size() != 4 || wd.size() != 4) return std::nullopt;
   const ConvShape s = conv_shape(n, xd, wd, false);
-  const Window& win = s.window;
-  const std::vector<int64_t> ones = {1, 1}, zeros = {0, 0};
   const RowsFn kernel = rows_for(s.out_channels);
-  if (kernel == nullptr || s.group != 1 || win.kernel != ones || win.strides != ones || win.dilations != ones ||
-      win.pad_begin != zeros || win.pad_end != zeros || b.desc(x) != nhwc_desc(xd) ||
+  if (kernel == nullptr || !is_pointwise(s) || b.desc(x) != nhwc_desc(xd) ||
       b.desc(w).data_type() != memory::data_type::f32 || !b.is_constant(w))
     return std::nullopt;
   const int64_t in_channels = xd[1], out_channels = s.out_channels;
-  std::vector<float> bias(out_channels, 0.f);
-  if (n.has_input(2)) {
-    const ValueId bv = b.value_of(n.inputs[2]);
-    if (b.dims(bv) != std::vector<int64_t>{out_channels} || !b.is_constant(bv)) return std::nullopt;
-    bias = b.constant_data(bv);
-  }
+  const std::optional<std::vector<float>> bias = constant_conv_bias(b, n, out_channels);
+  if (!bias) return std::nullopt;
   // The chain prefix this step computes: a residual Add (a sum post-op),
   // then a clamp; each of them optional.
   std::vector<PostOp> ops = plan_post_ops(b, chain, n.outputs[0], s.dst_dims, true);
@@ -167,13 +149,12 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   if (used < ops.size() && ops[used].kind == PostOp::kSum && ops[used].sum_scale == 1.f &&
       ops[used].sum_zero_point == 0 && b.desc(ops[used].operand).data_type() == memory::data_type::f32)
     ++used;
-  if (used < ops.size())
-    if (const auto c = clamp_of(ops[used])) {
+  if (used < ops.size() && ops[used].kind == PostOp::kEltwise)
+    if (const auto c = clamp_bounds(ops[used].eltwise)) {
       std::tie(g.lo, g.hi) = *c;
       ++used;
     }
-  // Cut only between nodes: a node may need several post-ops.
-  while (used > 0 && used < ops.size() && ops[used - 1].node_index == ops[used].node_index) {
+  while (!ends_between_nodes(ops, used)) {
     if (ops[used - 1].kind == PostOp::kEltwise)
       g.lo = -std::numeric_limits<float>::infinity(), g.hi = std::numeric_limits<float>::infinity();
     --used;
@@ -191,7 +172,7 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   const PostOp* sum = sum_post_op(ops, used);
   const ValueId dst = sum_destination(b, ops, used, dst_desc, s.dst_dims, result_name(n, chain, ops, used));
   std::vector<ValueId> args = {x, b.new_constant(packed, {in_channels * out_channels}),
-                               b.new_constant(bias, {out_channels}), dst};
+                               b.new_constant(*bias, {out_channels}), dst};
   const bool in_place = sum != nullptr && b.same_buffer(sum->operand, dst);
   if (sum != nullptr && !in_place) args.push_back(b.require(sum->operand, dst_desc));
   const bool has_residual = sum != nullptr;

@@ -40,6 +40,11 @@ struct PostOp {
 std::vector<PostOp> plan_post_ops(ProgramBuilder& b, const Chain& chain, const std::string& start,
                                   const std::vector<int64_t>& dst_dims, bool allow_sum);
 
+// Whether the first `n` post-ops end between nodes (a node may need several
+// post-ops; a prefix never splits one).
+inline bool ends_between_nodes(const std::vector<PostOp>& ops, size_t n) {
+  return n == 0 || n >= ops.size() || ops[n - 1].node_index != ops[n].node_index;
+}
 dnnl::post_ops make_post_ops(const std::vector<PostOp>& ops, size_t count);
 
 // Whether oneDNN's implementation name is one of its reference kernels.
@@ -71,8 +76,7 @@ PD create_with_post_ops(ProgramBuilder& b, std::vector<PostOp>& ops, size_t& use
   std::optional<PD> ref_pd;
   size_t ref_used = 0;
   for (size_t n = ops.size() + 1; n-- > 0;) {
-    // Cut only between nodes: a node may need several post-ops.
-    if (n > 0 && n < ops.size() && ops[n - 1].node_index == ops[n].node_index) continue;
+    if (!ends_between_nodes(ops, n)) continue;
     dnnl::primitive_attr attr = b.attr();
     if (n > 0) attr.set_post_ops(make_post_ops(ops, n));
     try {
