@@ -58,14 +58,15 @@ LOOM_INLINE V clamp(V a, float lo, float hi) {
 }
 
 struct Geometry {
-  int64_t k, n;    // input channels; output channels, 16 * Q + 8
+  int64_t k, n;    // input channels; output channels (see rows_for)
   float lo, hi;    // the fused clamp (-inf, inf when none)
 };
 
 // Output rows [m, m + R) (pixels, channels-last): in[m..][k] times the
 // packed weights [k][n], plus bias, plus the residual's rows when given,
-// clamped.
-template <int Q, int R>
+// clamped. The n channels are Q 16-lane vectors, then one 8-lane vector when
+// `Half`.
+template <int Q, bool Half, int R>
 LOOM_INLINE void tile(const float* in, const float* packed, const float* bias, const float* residual, float* out,
                       const Geometry& g, int64_t m) {
   constexpr int kWide = Q > 0 ? Q : 1;
@@ -73,18 +74,18 @@ LOOM_INLINE void tile(const float* in, const float* packed, const float* bias, c
   Narrow tail[R];
   for (int r = 0; r < R; ++r) {
     for (int q = 0; q < Q; ++q) acc[r][q] = load<Wide>(bias + 16 * q);
-    tail[r] = load<Narrow>(bias + 16 * Q);
+    if (Half) tail[r] = load<Narrow>(bias + 16 * Q);
   }
   const float* a = in + m * g.k;
   for (int64_t k = 0; k < g.k; ++k) {
     const float* w = packed + k * g.n;
     Wide wide[kWide];
     for (int q = 0; q < Q; ++q) wide[q] = load<Wide>(w + 16 * q);
-    const Narrow narrow = load<Narrow>(w + 16 * Q);
+    const Narrow narrow = Half ? load<Narrow>(w + 16 * Q) : Narrow{};
     for (int r = 0; r < R; ++r) {
       const float v = a[r * g.k + k];
       for (int q = 0; q < Q; ++q) acc[r][q] += splat<Wide>(v) * wide[q];
-      tail[r] += splat<Narrow>(v) * narrow;
+      if (Half) tail[r] += splat<Narrow>(v) * narrow;
     }
   }
   for (int r = 0; r < R; ++r) {
@@ -95,6 +96,7 @@ LOOM_INLINE void tile(const float* in, const float* packed, const float* bias, c
       if (res != nullptr) v += load<Wide>(res + 16 * q);
       store(o + 16 * q, clamp(v, g.lo, g.hi));
     }
+    if (!Half) continue;
     Narrow v = tail[r];
     if (res != nullptr) v += load<Narrow>(res + 16 * Q);
     store(o + 16 * Q, clamp(v, g.lo, g.hi));
@@ -102,24 +104,25 @@ LOOM_INLINE void tile(const float* in, const float* packed, const float* bias, c
 }
 
 // Output rows [m0, m1).
-template <int Q>
+template <int Q, bool Half>
 __attribute__((target("avx512f,fma"))) void pointwise_rows(const float* in, const float* packed, const float* bias,
                                                        const float* residual, float* out, const Geometry& g,
                                                        int64_t m0, int64_t m1) {
   int64_t m = m0;
-  for (; m + kTileRows <= m1; m += kTileRows) tile<Q, kTileRows>(in, packed, bias, residual, out, g, m);
-  for (; m < m1; ++m) tile<Q, 1>(in, packed, bias, residual, out, g, m);
+  for (; m + kTileRows <= m1; m += kTileRows) tile<Q, Half, kTileRows>(in, packed, bias, residual, out, g, m);
+  for (; m < m1; ++m) tile<Q, Half, 1>(in, packed, bias, residual, out, g, m);
 }
 
 using RowsFn = void (*)(const float*, const float*, const float*, const float*, float*, const Geometry&, int64_t,
                         int64_t);
 
-// The kernel for `out_channels` (16 * Q + 8, Q < 3), or nullptr.
+// The kernel for `out_channels` (16 * Q + 8 with Q < 3, or 16), or nullptr.
 RowsFn rows_for(int64_t out_channels) {
   switch (out_channels) {
-    case 8: return pointwise_rows<0>;
-    case 24: return pointwise_rows<1>;
-    case 40: return pointwise_rows<2>;
+    case 8: return pointwise_rows<0, true>;
+    case 16: return pointwise_rows<1, false>;
+    case 24: return pointwise_rows<1, true>;
+    case 40: return pointwise_rows<2, true>;
     default: return nullptr;
   }
 }

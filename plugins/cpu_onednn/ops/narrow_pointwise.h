@@ -1,5 +1,5 @@
-// 1x1 convolutions with 16k + 8 output channels (MobileNetV2's 24) as a host
-// step on AVX-512 machines.
+// 1x1 convolutions with 16k + 8 output channels (MobileNetV2's 24), or 16,
+// as a host step on AVX-512 machines.
 //
 // oneDNN 2.6's brgconv_1x1 computes the last 8 channels with masked 16-lane
 // vectors, so a quarter of its FMA work on 24 channels is wasted: 84-86
@@ -8,6 +8,13 @@
 // rate as 16-lane ones, so this step computes 8 rows x (k 16-lane + one
 // 8-lane) accumulators: 97-110 GFLOP/s on the same shapes, measured
 // standalone with the same data.
+//
+// On 16 output channels oneDNN's kernel is slow too: MobileNetV2's 32->16
+// layer (112x112) took 178-240 us in the model against 142 for this step's
+// 8 x 1 tiles at 1 thread, 126 against 80 at 2 (per-step timer, alternating
+// processes); the whole model moved by less than the noise (same-process
+// A/B within 1.5 % either way). On 32 and 64 channels oneDNN matched or beat
+// this step, so they stay with it.
 #pragma once
 
 #include <optional>
@@ -20,7 +27,7 @@ namespace loom::onednn {
 // Relu or Clip with constant bounds, from `chain`) as the step when it
 // applies: the CPU has AVX-512, f32, batch any, group 1, a 1x1 kernel with
 // stride 1, no padding or dilation, constant weights (and bias), output
-// channels 8, 24 or 40, and the input already channels-last. Returns the
+// channels 8, 16, 24 or 40, and the input already channels-last. Returns the
 // number of chain nodes absorbed, or nullopt (nothing built).
 std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);
 

@@ -1,4 +1,4 @@
-// 1x1 convolutions with 16k + 8 output channels as a host step
+// 1x1 convolutions with 16k + 8 (or 16) output channels as a host step
 // (ops/narrow_pointwise.h): results vs the reference EP with bias, residual
 // Adds (in place and read from elsewhere), clamps, tail rows and batches, on
 // two threads and one; and the convolutions it must leave to oneDNN. The
@@ -86,8 +86,10 @@ std::vector<NarrowCase> cases() {
       {"8 channels, no bias, Relu, 35 pixels (tail rows)", {1, 16, 7, 5}, 8, false, "", "Relu"},
       {"batch of 2, Clip without a residual", {2, 32, 9, 11}, 24, true, "", "Clip"},
       {"a residual Add then Relu, in place, odd size", {1, 48, 13, 9}, 24, false, "internal", "Relu"},
+      {"MobileNetV2's 32->16 at 112x112", {1, 32, 112, 112}, 16},
+      {"16 channels, a residual input, Clip, tail rows", {1, 48, 5, 7}, 16, false, "input", "Clip"},
       // Left to oneDNN.
-      {"32 channels (a multiple of 16)", {1, 32, 14, 14}, 32, true, "", "", 1, true, false},
+      {"32 channels", {1, 32, 14, 14}, 32, true, "", "", 1, true, false},
       {"stride 2", {1, 32, 14, 14}, 24, true, "", "", 2, true, false},
       {"a plain (NCHW) input", {1, 32, 14, 14}, 24, true, "", "", 1, false, false},
   };
