@@ -39,6 +39,9 @@ struct Counters {
   // 1x1 convolutions with 16k + 8 output channels built as host steps
   // (ops/narrow_pointwise.h)
   std::atomic<uint64_t> narrow_pointwise_steps{0};
+  // of those, the ones computing the depthwise step before them row band
+  // by row band instead of reading its whole output
+  std::atomic<uint64_t> row_fed_pointwise_steps{0};
 };
 Counters& counters();
 

@@ -146,3 +146,6 @@ LOOM_EXPORT uint64_t loom_cpu_onednn_banded_depthwise_steps() {
 LOOM_EXPORT uint64_t loom_cpu_onednn_narrow_pointwise_steps() {
   return loom::onednn::counters().narrow_pointwise_steps.load();
 }
+LOOM_EXPORT uint64_t loom_cpu_onednn_row_fed_pointwise_steps() {
+  return loom::onednn::counters().row_fed_pointwise_steps.load();
+}

@@ -297,21 +297,19 @@ void ProgramBuilder::set_last_band_conv(BandConv conv) {
   band_conv_ = RecordedBandConv{steps_.size() - 1, std::move(conv)};
 }
 
-const ProgramBuilder::BandConv* ProgramBuilder::band_conv_writing(ValueId dst) const {
-  if (!band_conv_ || band_conv_->step + 1 != steps_.size() || band_conv_->conv.dst != dst) return nullptr;
+bool ProgramBuilder::last_step_feeds_caller_alone(size_t step, ValueId dst) const {
+  if (step + 1 != steps_.size()) return false;
   const BufferId buffer = values_[dst].buffer;
-  if (buffers_[buffer].kind != BufferKind::kArena) return nullptr;
-  if (unbuilt_readers(buffer) != size_t{1}) return nullptr;
+  if (buffers_[buffer].kind != BufferKind::kArena) return false;
+  if (unbuilt_readers(buffer) != size_t{1}) return false;
   for (size_t i = 0; i + 1 < steps_.size(); ++i)
     for (const auto& a : steps_[i].args)
-      if (values_[a.second].buffer == buffer) return nullptr;
-  return &band_conv_->conv;
+      if (values_[a.second].buffer == buffer) return false;
+  return true;
 }
 
-ProgramBuilder::BandConv ProgramBuilder::remove_band_conv_step() {
-  BandConv conv = std::move(band_conv_->conv);
-  band_conv_.reset();
-  buffers_[values_[conv.dst].buffer].bytes = 0;
+void ProgramBuilder::remove_last_step(ValueId dst) {
+  buffers_[values_[dst].buffer].bytes = 0;
   steps_.pop_back();
   // Buffers made since that step began their lifetime at the next step
   // index, which is now the caller's step's.
@@ -320,7 +318,36 @@ ProgramBuilder::BandConv ProgramBuilder::remove_band_conv_step() {
     b.first_step = std::min(b.first_step, next);
     b.last_step = std::min(b.last_step, next);
   }
+}
+
+const ProgramBuilder::BandConv* ProgramBuilder::band_conv_writing(ValueId dst) const {
+  if (!band_conv_ || band_conv_->conv.dst != dst || !last_step_feeds_caller_alone(band_conv_->step, dst))
+    return nullptr;
+  return &band_conv_->conv;
+}
+
+ProgramBuilder::BandConv ProgramBuilder::remove_band_conv_step() {
+  BandConv conv = std::move(band_conv_->conv);
+  band_conv_.reset();
+  remove_last_step(conv.dst);
   return conv;
+}
+
+void ProgramBuilder::set_last_band_rows(BandRows rows) {
+  band_rows_ = RecordedBandRows{steps_.size() - 1, std::move(rows)};
+}
+
+const ProgramBuilder::BandRows* ProgramBuilder::band_rows_writing(ValueId dst) const {
+  if (!band_rows_ || band_rows_->rows.dst != dst || !last_step_feeds_caller_alone(band_rows_->step, dst))
+    return nullptr;
+  return &band_rows_->rows;
+}
+
+ProgramBuilder::BandRows ProgramBuilder::remove_band_rows_step() {
+  BandRows rows = std::move(band_rows_->rows);
+  band_rows_.reset();
+  remove_last_step(rows.dst);
+  return rows;
 }
 
 ValueId ProgramBuilder::host_input(const std::string& name) {

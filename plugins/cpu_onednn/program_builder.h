@@ -128,6 +128,27 @@ class ProgramBuilder {
   // computes it band by band.
   BandConv remove_band_conv_step();
 
+  // A host step whose output rows (numbered over the batch, channels-last)
+  // can be computed any few at a time: a later host step may call `rows` for
+  // the band it is about to read, into a small buffer that stays in cache,
+  // instead of the whole output being written first (see
+  // ops/narrow_pointwise.h).
+  struct BandRows {
+    ValueId dst = 0;
+    std::vector<ValueId> args;  // the values `rows` reads, in this order
+    // Writes dst's rows [r0, r1) to `out` (row r0 first), reading `args`'
+    // memories from `memories` on; called by several threads at once on
+    // disjoint rows.
+    std::function<void(const dnnl::memory* memories, float* out, int64_t r0, int64_t r1)> rows;
+    int64_t row_count = 0, row_floats = 0;
+    std::string label;
+  };
+  // As for band convolutions: record, find (last step, writes dst, the
+  // caller's node its one unbuilt reader), remove.
+  void set_last_band_rows(BandRows rows);
+  const BandRows* band_rows_writing(ValueId dst) const;
+  BandRows remove_band_rows_step();
+
   bool is_partition_output(const std::string& name) const { return outputs_.count(name) > 0; }
 
  private:
@@ -166,11 +187,21 @@ class ProgramBuilder {
   };
   std::vector<PackedCopy> packed_;  // constants already reordered, reused by later steps
   size_t scratchpad_bytes_ = 0;
+  // Whether step `step` is the last, writes `dst` to the arena, and the
+  // caller's node is the one unbuilt reader of dst (through any name).
+  bool last_step_feeds_caller_alone(size_t step, ValueId dst) const;
+  // Drops the last step, which wrote `dst`: dst gets no bytes.
+  void remove_last_step(ValueId dst);
   struct RecordedBandConv {
     size_t step;
     BandConv conv;
   };
   std::optional<RecordedBandConv> band_conv_;
+  struct RecordedBandRows {
+    size_t step;
+    BandRows rows;
+  };
+  std::optional<RecordedBandRows> band_rows_;
 };
 
 }  // namespace loom::onednn

@@ -27,6 +27,9 @@ struct Geometry {
   // The input row the input pointer points at (an image's rows
   // [first_row, ...) are read from there): 0, except for a band buffer.
   int64_t first_row = 0;
+  // The output row the output pointer points at: 0, except when a later
+  // step asks for a band of rows (ProgramBuilder::BandRows).
+  int64_t out_first_row = 0;
 };
 
 // The helpers below take and return 64-byte vectors; they are always
@@ -92,7 +95,7 @@ LOOM_INLINE void depthwise_rows_body(const float* in, const float* packed, const
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t image = r / g.out_h, oy = r % g.out_h;
     const float* src = in + image * g.h * g.w * g.c;
-    float* dst_row = out + r * g.out_w * g.c;
+    float* dst_row = out + (r - g.out_first_row) * g.out_w * g.c;
     for (int64_t c = 0; c < g.c; c += kLanes) {
       Lanes w[kTaps];
       for (int k = 0; k < kTaps; ++k) w[k] = load(packed + (c * kTaps) + k * kLanes);
@@ -318,6 +321,16 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
                                   static_cast<float*>(m[3].get_data_handle()), g, 0, rows);
         },
         args, n.label());
+    b.set_last_band_rows({dst,
+                          {args[0], filters, shift},
+                          [g](const dnnl::memory* m, float* out, int64_t r0, int64_t r1) {
+                            Geometry band = g;
+                            band.out_first_row = r0;
+                            depthwise_rows(static_cast<const float*>(m[0].get_data_handle()),
+                                           static_cast<const float*>(m[1].get_data_handle()),
+                                           static_cast<const float*>(m[2].get_data_handle()), out, band, r0, r1);
+                          },
+                          rows, g.out_w * g.c, n.label()});
   }
   b.define(name, dst);
   ++counters().depthwise_steps;

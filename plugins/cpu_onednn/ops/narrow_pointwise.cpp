@@ -1,6 +1,7 @@
 #include "ops/narrow_pointwise.h"
 
 #include <immintrin.h>
+#include <omp.h>
 
 #include <limits>
 
@@ -127,6 +128,48 @@ RowsFn rows_for(int64_t out_channels) {
   }
 }
 
+// Bytes of input rows each thread computes at once when the step is fed by
+// rows (about the core's L1 data cache).
+constexpr int64_t kFedBandBytes = 32 * 1024;
+
+// The step reading `producer`'s rows as it computes them, band by band per
+// thread, from a buffer that stays in cache: `args` are the step's own
+// (input first, which the producer writes and which gets no bytes).
+void build_fed_by_rows(ProgramBuilder& b, ProgramBuilder::BandRows producer, RowsFn kernel, const Geometry& g,
+                       std::vector<ValueId> args, bool in_place, bool has_residual, const std::string& label) {
+  const int threads = b.options().threads;
+  const int64_t row_floats = producer.row_floats, row_pixels = row_floats / g.k;
+  const int64_t band = std::max<int64_t>(1, kFedBandBytes / (row_floats * static_cast<int64_t>(sizeof(float))));
+  const int64_t buffer_floats = threads * band * row_floats;
+  const size_t fed = producer.args.size();
+  std::vector<ValueId> all = producer.args;
+  all.insert(all.end(), args.begin() + 1, args.end());  // packed weights, bias, dst, [residual]
+  all.push_back(b.new_value(memory::desc({buffer_floats}, memory::data_type::f32, memory::format_tag::a),
+                            {buffer_floats}));
+  const int64_t row_count = producer.row_count;
+  auto rows = std::move(producer.rows);
+  b.add_host_step(
+      [=](const std::vector<dnnl::memory>& m) {
+        const auto* weights_data = static_cast<const float*>(m[fed].get_data_handle());
+        const auto* bias_data = static_cast<const float*>(m[fed + 1].get_data_handle());
+        auto* out = static_cast<float*>(m[fed + 2].get_data_handle());
+        const float* res = !has_residual ? nullptr
+                           : in_place    ? out
+                                         : static_cast<const float*>(m[fed + 3].get_data_handle());
+        auto* buffers = static_cast<float*>(m.back().get_data_handle());
+        for_each_thread_range(threads, row_count, [&](int64_t r0, int64_t r1) {
+          float* buffer = buffers + omp_get_thread_num() * band * row_floats;
+          for (int64_t r = r0; r < r1; r += band) {
+            const int64_t end = std::min(r1, r + band), first = r * row_pixels;
+            rows(m.data(), buffer, r, end);
+            kernel(buffer, weights_data, bias_data, res != nullptr ? res + first * g.n : nullptr, out + first * g.n,
+                   g, 0, (end - r) * row_pixels);
+          }
+        });
+      },
+      all, producer.label + " + " + label);
+}
+
 }  // namespace
 
 std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
@@ -172,6 +215,11 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   // (each element is read, then written, by the same thread); otherwise the
   // residual is read where it is.
   const memory::desc dst_desc = nhwc_desc(s.dst_dims);
+  // Fed by rows when the depthwise step just built writes x for this step
+  // alone: that step is dropped (this one computes its rows), before a
+  // reorder of the residual may become the last step.
+  std::optional<ProgramBuilder::BandRows> producer;
+  if (b.band_rows_writing(x) != nullptr) producer = b.remove_band_rows_step();
   const PostOp* sum = sum_post_op(ops, used);
   const ValueId dst = sum_destination(b, ops, used, dst_desc, s.dst_dims, result_name(n, chain, ops, used));
   std::vector<ValueId> args = {x, b.new_constant(packed, {in_channels * out_channels}),
@@ -179,6 +227,12 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   const bool in_place = sum != nullptr && b.same_buffer(sum->operand, dst);
   if (sum != nullptr && !in_place) args.push_back(b.require(sum->operand, dst_desc));
   const bool has_residual = sum != nullptr;
+  if (producer) {
+    build_fed_by_rows(b, std::move(*producer), kernel, g, args, in_place, has_residual, n.label());
+    ++counters().narrow_pointwise_steps;
+    ++counters().row_fed_pointwise_steps;
+    return finish_chain(b, n, chain, ops, used, dst);
+  }
   const int64_t pixels = xd[0] * s.dst_dims[2] * s.dst_dims[3];
   const int64_t tiles = (pixels + kTileRows - 1) / kTileRows;
   const int threads = b.options().threads;

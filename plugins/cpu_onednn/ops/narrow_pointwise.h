@@ -15,6 +15,14 @@
 // processes); the whole model moved by less than the noise (same-process
 // A/B within 1.5 % either way). On 32 and 64 channels oneDNN matched or beat
 // this step, so they stay with it.
+//
+// Fed by rows: when its input is the result of the depthwise step just
+// built (ops/depthwise.h) and nothing else reads it, the step computes that
+// convolution itself, a band of about 32 KB of rows at a time per thread,
+// and reads the band from cache at once: the map (MobileNetV2's 112x112x32
+// and 56x56x144, 1.6-1.8 MB) is never written whole and read back. Per-step
+// timer, 1 thread: 245 us against 268 for the two steps on the first, 314
+// against 369 on the second.
 #pragma once
 
 #include <optional>

@@ -1,7 +1,9 @@
 // 1x1 convolutions with 16k + 8 (or 16) output channels as a host step
 // (ops/narrow_pointwise.h): results vs the reference EP with bias, residual
 // Adds (in place and read from elsewhere), clamps, tail rows and batches, on
-// two threads and one; and the convolutions it must leave to oneDNN. The
+// two threads and one, fed row band by row band by the depthwise step before
+// them or reading its whole result; and the convolutions it must leave to
+// oneDNN. The
 // step needs AVX-512: on other CPUs every case expects it unbuilt.
 #include "ep_compare.h"
 
@@ -78,6 +80,18 @@ uint64_t expected_steps(const NarrowCase& c) {
   return c.residual == "internal" ? 2 : 1;
 }
 
+// Steps computing the depthwise convolution before them row band by row
+// band: when the depthwise result has no other reader (the "internal"
+// residual's convolution reads it too).
+uint64_t expected_fed_steps(const NarrowCase& c) {
+  return expected_steps(c) > 0 && c.channels_last_input && c.residual != "internal" ? 1 : 0;
+}
+
+void expect_step_counts(const NarrowCase& c, uint64_t steps_before, uint64_t fed_before) {
+  EXPECT_EQ(onednn_counter("narrow_pointwise_steps") - steps_before, expected_steps(c)) << c.what;
+  EXPECT_EQ(onednn_counter("row_fed_pointwise_steps") - fed_before, expected_fed_steps(c)) << c.what;
+}
+
 std::vector<NarrowCase> cases() {
   return {
       {"MobileNetV2's 96->24 at 56x56", {1, 96, 56, 56}},
@@ -97,18 +111,41 @@ std::vector<NarrowCase> cases() {
 
 TEST(OnednnNarrowPointwise, MatchesTheReference) {
   for (const NarrowCase& c : cases()) {
-    const uint64_t before = onednn_counter("narrow_pointwise_steps");
+    const uint64_t before = onednn_counter("narrow_pointwise_steps"), fed = onednn_counter("row_fed_pointwise_steps");
     expect_matches_reference(narrow_model(c), narrow_inputs(c, 17), {}, c.what);
-    EXPECT_EQ(onednn_counter("narrow_pointwise_steps") - before, expected_steps(c)) << c.what;
+    expect_step_counts(c, before, fed);
   }
 }
 
 TEST(OnednnNarrowPointwise, OneThreadGivesTheSameResults) {
-  const NarrowCase c{"residual and Clip on one thread", {1, 32, 12, 20}, 24, true, "internal", "Clip"};
-  const uint64_t before = onednn_counter("narrow_pointwise_steps");
-  expect_matches_reference(narrow_model(c), narrow_inputs(c, 5), {}, c.what,
-                           environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1));
-  EXPECT_EQ(onednn_counter("narrow_pointwise_steps") - before, expected_steps(c));
+  for (const NarrowCase& c : {NarrowCase{"residual and Clip on one thread", {1, 32, 12, 20}, 24, true, "internal", "Clip"},
+                              NarrowCase{"fed by rows on one thread", {2, 16, 9, 13}, 16, true, "input", "Relu"}}) {
+    const uint64_t before = onednn_counter("narrow_pointwise_steps"), fed = onednn_counter("row_fed_pointwise_steps");
+    expect_matches_reference(narrow_model(c), narrow_inputs(c, 5), {}, c.what,
+                             environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1));
+    expect_step_counts(c, before, fed);
+  }
+}
+
+// The depthwise result is also a graph output: the depthwise step writes it
+// whole and the 1x1 reads it.
+TEST(OnednnNarrowPointwise, DepthwiseResultReadElsewhereIsWrittenWhole) {
+  const NarrowCase c{"depthwise result also an output", {1, 32, 10, 12}, 24};
+  testing::ModelBuilder m;
+  // Rebuilt with the depthwise result "d" as a second output.
+  m.input("x", kFloat, c.x);
+  random_weights(m, "wd", {32, 1, 3, 3}, 3, 9);
+  auto& dw = m.node("Conv", {"x", "wd"}, {"d"});
+  testing::add_int_attr(dw, "group", 32);
+  add_ints_attr(dw, "pads", {1, 1, 1, 1});
+  random_weights(m, "w", {24, 32, 1, 1}, 4, 32);
+  m.node("Conv", {"d", "w"}, {"y"});
+  m.output("y", kFloat, {1, 24, 10, 12});
+  m.output("d", kFloat, {1, 32, 10, 12});
+  const uint64_t before = onednn_counter("narrow_pointwise_steps"), fed = onednn_counter("row_fed_pointwise_steps");
+  expect_matches_reference(m.bytes(), narrow_inputs(c, 9), {}, c.what);
+  EXPECT_EQ(onednn_counter("narrow_pointwise_steps") - before, cpu_has_the_step() ? 1u : 0u);
+  EXPECT_EQ(onednn_counter("row_fed_pointwise_steps") - fed, 0u);
 }
 
 }  // namespace
