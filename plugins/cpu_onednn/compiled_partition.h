@@ -36,8 +36,8 @@ struct Counters {
   std::atomic<uint64_t> depthwise_steps{0};
   // of those, the ones fed band by band by the 1x1 convolution before them
   std::atomic<uint64_t> banded_depthwise_steps{0};
-  // 1x1 convolutions with 16k + 8 output channels built as host steps
-  // (ops/narrow_pointwise.h)
+  // 1x1 convolutions with 16k + 8 (or 16) output channels built as host
+  // steps (ops/narrow_pointwise.h)
   std::atomic<uint64_t> narrow_pointwise_steps{0};
   // of those, the ones computing the depthwise step before them row band
   // by row band instead of reading its whole output

@@ -124,7 +124,8 @@ LOOM_SDK_DEFINE_PLUGIN("cpu_onednn", "0.1.0", loom::onednn::create_plugin)
 // tuple), partition computes, Winograd convolutions built, constant
 // inputs released to the host, int8 convolutions built with a quantized
 // residual fused, and the host steps built (GEMV, depthwise 3x3 and those of
-// them fed band by band, narrow 1x1), since the plugin was loaded.
+// them fed band by band, narrow 1x1 and those of them fed by the depthwise
+// step before them row band by row band), since the plugin was loaded.
 LOOM_EXPORT uint64_t loom_cpu_onednn_programs_built() { return loom::onednn::counters().programs_built.load(); }
 LOOM_EXPORT uint64_t loom_cpu_onednn_partition_runs() { return loom::onednn::counters().partition_runs.load(); }
 LOOM_EXPORT uint64_t loom_cpu_onednn_winograd_convolutions() {
