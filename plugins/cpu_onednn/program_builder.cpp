@@ -293,10 +293,6 @@ void ProgramBuilder::add_host_step(HostFn fn, const std::vector<ValueId>& args, 
   steps_.push_back(Step{dnnl::primitive(), std::move(indexed), false, label, std::move(fn)});
 }
 
-void ProgramBuilder::set_last_band_conv(BandConv conv) {
-  band_conv_ = RecordedBandConv{steps_.size() - 1, std::move(conv)};
-}
-
 bool ProgramBuilder::last_step_feeds_caller_alone(size_t step, ValueId dst) const {
   if (step + 1 != steps_.size()) return false;
   const BufferId buffer = values_[dst].buffer;
@@ -320,35 +316,25 @@ void ProgramBuilder::remove_last_step(ValueId dst) {
   }
 }
 
-const ProgramBuilder::BandConv* ProgramBuilder::band_conv_writing(ValueId dst) const {
-  if (!band_conv_ || band_conv_->conv.dst != dst || !last_step_feeds_caller_alone(band_conv_->step, dst))
-    return nullptr;
-  return &band_conv_->conv;
+void ProgramBuilder::set_last_band_conv(BandConv conv) {
+  band_conv_ = Recorded<BandConv>{steps_.size() - 1, std::move(conv)};
 }
 
-ProgramBuilder::BandConv ProgramBuilder::remove_band_conv_step() {
-  BandConv conv = std::move(band_conv_->conv);
-  band_conv_.reset();
-  remove_last_step(conv.dst);
-  return conv;
+const ProgramBuilder::BandConv* ProgramBuilder::band_conv_writing(ValueId dst) const {
+  return recorded_writing(band_conv_, dst);
 }
+
+ProgramBuilder::BandConv ProgramBuilder::remove_band_conv_step() { return take_recorded(band_conv_); }
 
 void ProgramBuilder::set_last_band_rows(BandRows rows) {
-  band_rows_ = RecordedBandRows{steps_.size() - 1, std::move(rows)};
+  band_rows_ = Recorded<BandRows>{steps_.size() - 1, std::move(rows)};
 }
 
 const ProgramBuilder::BandRows* ProgramBuilder::band_rows_writing(ValueId dst) const {
-  if (!band_rows_ || band_rows_->rows.dst != dst || !last_step_feeds_caller_alone(band_rows_->step, dst))
-    return nullptr;
-  return &band_rows_->rows;
+  return recorded_writing(band_rows_, dst);
 }
 
-ProgramBuilder::BandRows ProgramBuilder::remove_band_rows_step() {
-  BandRows rows = std::move(band_rows_->rows);
-  band_rows_.reset();
-  remove_last_step(rows.dst);
-  return rows;
-}
+ProgramBuilder::BandRows ProgramBuilder::remove_band_rows_step() { return take_recorded(band_rows_); }
 
 ValueId ProgramBuilder::host_input(const std::string& name) {
   if (defined(name)) return value_of(name);

@@ -192,16 +192,27 @@ class ProgramBuilder {
   bool last_step_feeds_caller_alone(size_t step, ValueId dst) const;
   // Drops the last step, which wrote `dst`: dst gets no bytes.
   void remove_last_step(ValueId dst);
-  struct RecordedBandConv {
+  // A band producer (BandConv, BandRows) and the index of its step.
+  template <class Band>
+  struct Recorded {
     size_t step;
-    BandConv conv;
+    Band band;
   };
-  std::optional<RecordedBandConv> band_conv_;
-  struct RecordedBandRows {
-    size_t step;
-    BandRows rows;
-  };
-  std::optional<RecordedBandRows> band_rows_;
+  // The recorded producer when it writes `dst` and last_step_feeds_caller_alone.
+  template <class Band>
+  const Band* recorded_writing(const std::optional<Recorded<Band>>& r, ValueId dst) const {
+    return r && r->band.dst == dst && last_step_feeds_caller_alone(r->step, dst) ? &r->band : nullptr;
+  }
+  // Takes the recorded producer and removes its step.
+  template <class Band>
+  Band take_recorded(std::optional<Recorded<Band>>& r) {
+    Band band = std::move(r->band);
+    r.reset();
+    remove_last_step(band.dst);
+    return band;
+  }
+  std::optional<Recorded<BandConv>> band_conv_;
+  std::optional<Recorded<BandRows>> band_rows_;
 };
 
 }  // namespace loom::onednn

@@ -310,27 +310,27 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
   const ValueId filters = b.new_constant(packed, {channels * kTaps}), shift = b.new_constant(*bias, {channels});
   const ProgramBuilder::BandConv* conv = xd[0] == 1 ? b.band_conv_writing(x) : nullptr;
   if (conv == nullptr || !build_banded(b, *conv, g, filters, shift, dst, conv->label + " + " + n.label())) {
-    const std::vector<ValueId> args = {b.require(x, nhwc_desc(xd)), filters, shift, dst};
-    const int64_t rows = xd[0] * g.out_h;
+    const ValueId src = b.require(x, nhwc_desc(xd));
+    const int64_t rows = xd[0] * g.out_h, row_floats = g.out_w * g.c;
+    // Output rows [r0, r1) to `out` (row r0 first) from the memories of
+    // src, filters and shift: the whole map split across threads here, or
+    // bands a later step asks for (ProgramBuilder::BandRows).
+    auto band = [g](const dnnl::memory* m, float* out, int64_t r0, int64_t r1) {
+      Geometry at = g;
+      at.out_first_row = r0;
+      depthwise_rows(static_cast<const float*>(m[0].get_data_handle()),
+                     static_cast<const float*>(m[1].get_data_handle()),
+                     static_cast<const float*>(m[2].get_data_handle()), out, at, r0, r1);
+    };
     const int threads = b.options().threads;
     b.add_host_step(
         [=](const std::vector<dnnl::memory>& m) {
-          depthwise_rows_parallel(threads, static_cast<const float*>(m[0].get_data_handle()),
-                                  static_cast<const float*>(m[1].get_data_handle()),
-                                  static_cast<const float*>(m[2].get_data_handle()),
-                                  static_cast<float*>(m[3].get_data_handle()), g, 0, rows);
+          auto* out = static_cast<float*>(m[3].get_data_handle());
+          for_each_thread_range(threads, rows,
+                                [&](int64_t r0, int64_t r1) { band(m.data(), out + r0 * row_floats, r0, r1); });
         },
-        args, n.label());
-    b.set_last_band_rows({dst,
-                          {args[0], filters, shift},
-                          [g](const dnnl::memory* m, float* out, int64_t r0, int64_t r1) {
-                            Geometry band = g;
-                            band.out_first_row = r0;
-                            depthwise_rows(static_cast<const float*>(m[0].get_data_handle()),
-                                           static_cast<const float*>(m[1].get_data_handle()),
-                                           static_cast<const float*>(m[2].get_data_handle()), out, band, r0, r1);
-                          },
-                          rows, g.out_w * g.c, n.label()});
+        {src, filters, shift, dst}, n.label());
+    b.set_last_band_rows({dst, {src, filters, shift}, band, rows, row_floats, n.label()});
   }
   b.define(name, dst);
   ++counters().depthwise_steps;

@@ -128,6 +128,23 @@ RowsFn rows_for(int64_t out_channels) {
   }
 }
 
+// The step's own operands in its memories from `at` on: packed weights,
+// bias, dst, then the residual when it is read where it is (in place, it is
+// dst).
+struct Operands {
+  const float* weights;
+  const float* bias;
+  float* out;
+  const float* residual;  // nullptr when none
+};
+
+Operands operands(const std::vector<dnnl::memory>& m, size_t at, bool in_place, bool has_residual) {
+  Operands o{static_cast<const float*>(m[at].get_data_handle()), static_cast<const float*>(m[at + 1].get_data_handle()),
+             static_cast<float*>(m[at + 2].get_data_handle()), nullptr};
+  if (has_residual) o.residual = in_place ? o.out : static_cast<const float*>(m[at + 3].get_data_handle());
+  return o;
+}
+
 // Bytes of input rows each thread computes at once when the step is fed by
 // rows (about the core's L1 data cache).
 constexpr int64_t kFedBandBytes = 32 * 1024;
@@ -150,20 +167,15 @@ void build_fed_by_rows(ProgramBuilder& b, ProgramBuilder::BandRows producer, Row
   auto rows = std::move(producer.rows);
   b.add_host_step(
       [=](const std::vector<dnnl::memory>& m) {
-        const auto* weights_data = static_cast<const float*>(m[fed].get_data_handle());
-        const auto* bias_data = static_cast<const float*>(m[fed + 1].get_data_handle());
-        auto* out = static_cast<float*>(m[fed + 2].get_data_handle());
-        const float* res = !has_residual ? nullptr
-                           : in_place    ? out
-                                         : static_cast<const float*>(m[fed + 3].get_data_handle());
+        const Operands o = operands(m, fed, in_place, has_residual);
         auto* buffers = static_cast<float*>(m.back().get_data_handle());
         for_each_thread_range(threads, row_count, [&](int64_t r0, int64_t r1) {
           float* buffer = buffers + omp_get_thread_num() * band * row_floats;
           for (int64_t r = r0; r < r1; r += band) {
             const int64_t end = std::min(r1, r + band), first = r * row_pixels;
             rows(m.data(), buffer, r, end);
-            kernel(buffer, weights_data, bias_data, res != nullptr ? res + first * g.n : nullptr, out + first * g.n,
-                   g, 0, (end - r) * row_pixels);
+            kernel(buffer, o.weights, o.bias, o.residual != nullptr ? o.residual + first * g.n : nullptr,
+                   o.out + first * g.n, g, 0, (end - r) * row_pixels);
           }
         });
       },
@@ -229,25 +241,21 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   const bool has_residual = sum != nullptr;
   if (producer) {
     build_fed_by_rows(b, std::move(*producer), kernel, g, args, in_place, has_residual, n.label());
-    ++counters().narrow_pointwise_steps;
     ++counters().row_fed_pointwise_steps;
-    return finish_chain(b, n, chain, ops, used, dst);
+  } else {
+    const int64_t pixels = xd[0] * s.dst_dims[2] * s.dst_dims[3];
+    const int64_t tiles = (pixels + kTileRows - 1) / kTileRows;
+    const int threads = b.options().threads;
+    b.add_host_step(
+        [=](const std::vector<dnnl::memory>& m) {
+          const auto* in = static_cast<const float*>(m[0].get_data_handle());
+          const Operands o = operands(m, 1, in_place, has_residual);
+          for_each_thread_range(threads, tiles, [&](int64_t t0, int64_t t1) {
+            kernel(in, o.weights, o.bias, o.residual, o.out, g, t0 * kTileRows, std::min(pixels, t1 * kTileRows));
+          });
+        },
+        args, n.label());
   }
-  const int64_t pixels = xd[0] * s.dst_dims[2] * s.dst_dims[3];
-  const int64_t tiles = (pixels + kTileRows - 1) / kTileRows;
-  const int threads = b.options().threads;
-  b.add_host_step(
-      [=](const std::vector<dnnl::memory>& m) {
-        const auto* in = static_cast<const float*>(m[0].get_data_handle());
-        const auto* weights_data = static_cast<const float*>(m[1].get_data_handle());
-        const auto* bias_data = static_cast<const float*>(m[2].get_data_handle());
-        auto* out = static_cast<float*>(m[3].get_data_handle());
-        const float* res = !has_residual ? nullptr : in_place ? out : static_cast<const float*>(m[4].get_data_handle());
-        for_each_thread_range(threads, tiles, [&](int64_t t0, int64_t t1) {
-          kernel(in, weights_data, bias_data, res, out, g, t0 * kTileRows, std::min(pixels, t1 * kTileRows));
-        });
-      },
-      args, n.label());
   ++counters().narrow_pointwise_steps;
   return finish_chain(b, n, chain, ops, used, dst);
 }
