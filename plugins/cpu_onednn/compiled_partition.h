@@ -35,6 +35,7 @@ struct Counters {
   // depthwise 3x3 convolutions built as host steps (ops/depthwise.h)
   std::atomic<uint64_t> depthwise_steps{0};
   // of those, the ones fed band by band by the 1x1 convolution before them
+  // (oneDNN's or the expansion step's)
   std::atomic<uint64_t> banded_depthwise_steps{0};
   // 1x1 convolutions with 16k + 8 (or 16) output channels built as host
   // steps (ops/narrow_pointwise.h)
@@ -42,6 +43,9 @@ struct Counters {
   // of those, the ones computing the depthwise step before them row band
   // by row band instead of reading its whole output
   std::atomic<uint64_t> row_fed_pointwise_steps{0};
+  // 1x1 convolutions with at most 64 input channels and a multiple of 16
+  // output channels (expansions) built as host steps (ops/narrow_pointwise.h)
+  std::atomic<uint64_t> expand_pointwise_steps{0};
 };
 Counters& counters();
 

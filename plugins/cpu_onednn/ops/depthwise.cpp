@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <unordered_map>
 
@@ -184,78 +185,72 @@ void walk_bands(const Geometry& g, int64_t band_rows, Keep keep, Compute compute
   }
 }
 
-// The depthwise convolution reading the output of `conv` (a band
-// convolution, see ProgramBuilder::BandConv) computed band by band: each
-// band's expanded rows go to a buffer of a few rows that stays in cache,
-// instead of a whole map written to memory and read back. Returns false
-// (nothing built) when oneDNN has no primitive for a band's rows with the
-// full convolution's implementation.
-bool build_banded(ProgramBuilder& b, const ProgramBuilder::BandConv& candidate, const Geometry& g, ValueId filters,
-                  ValueId shift, ValueId dst, const std::string& label) {
-  const int64_t row_floats = g.w * g.c;
-  if (g.h * row_floats * static_cast<int64_t>(sizeof(float)) < kBandMinMapBytes) return false;
-  const int64_t buffer_rows = std::max<int64_t>(3, kBandBytes / (row_floats * static_cast<int64_t>(sizeof(float))));
-  const int64_t band_rows = std::max<int64_t>(1, (buffer_rows - 3) / g.stride_y + 1);
-  if (band_rows >= g.out_h) return false;  // one band: nothing to gain
-  // One primitive per distinct number of rows computed at once (the first
-  // band, the steady state, the last).
+// How a banded step walks the map: output rows per band, buffer rows it
+// needs, and the distinct numbers of input rows a band computes at once
+// (the first band, the steady state, the last).
+struct BandPlan {
+  int64_t band_rows = 0, rows_used = 0;
   std::vector<int64_t> heights;
-  int64_t rows_used = 0;
+};
+
+// The plan for banding `g`'s input, or nullopt when the map is too small to
+// gain from it or would be one band.
+std::optional<BandPlan> plan_bands(const Geometry& g) {
+  const int64_t row_bytes = g.w * g.c * static_cast<int64_t>(sizeof(float));
+  if (g.h * row_bytes < kBandMinMapBytes) return std::nullopt;
+  const int64_t buffer_rows = std::max<int64_t>(3, kBandBytes / row_bytes);
+  BandPlan plan;
+  plan.band_rows = std::max<int64_t>(1, (buffer_rows - 3) / g.stride_y + 1);
+  if (plan.band_rows >= g.out_h) return std::nullopt;
   walk_bands(
-      g, band_rows, [](int64_t, int64_t) {},
+      g, plan.band_rows, [](int64_t, int64_t) {},
       [&](int64_t first, int64_t end, int64_t base) {
-        if (std::find(heights.begin(), heights.end(), end - first) == heights.end()) heights.push_back(end - first);
-        rows_used = std::max(rows_used, end - base);
+        if (std::find(plan.heights.begin(), plan.heights.end(), end - first) == plan.heights.end())
+          plan.heights.push_back(end - first);
+        plan.rows_used = std::max(plan.rows_used, end - base);
       },
       [](int64_t, int64_t, int64_t) {});
-  std::vector<dnnl::convolution_forward> primitives;
-  std::vector<dnnl::memory::desc> src_descs, dst_descs;
-  size_t scratch_bytes = 0;
-  for (int64_t rows : heights) {
-    const auto pd = candidate.make(rows);
-    if (pd.impl_info_str() != candidate.impl || is_reference_impl(pd.impl_info_str()))
-      return false;
-    primitives.emplace_back(pd);
-    src_descs.push_back(pd.src_desc());
-    dst_descs.push_back(pd.dst_desc());
-    scratch_bytes = std::max(scratch_bytes, pd.scratchpad_desc().get_size());
-  }
-  const ProgramBuilder::BandConv conv = b.remove_band_conv_step();  // `candidate` is gone with it
-  const auto u8 = memory::data_type::u8;
-  const ValueId buffer = b.new_value(memory::desc({rows_used * row_floats}, memory::data_type::f32, memory::format_tag::a),
-                                     {rows_used * row_floats});
-  std::vector<ValueId> args = {conv.src, conv.weights, buffer, filters, shift, dst};
-  if (conv.bias) args.push_back(*conv.bias);
-  if (scratch_bytes > 0)
-    args.push_back(b.new_value(memory::desc({static_cast<int64_t>(scratch_bytes)}, u8, memory::format_tag::a),
-                               {static_cast<int64_t>(scratch_bytes)}));
-  const bool has_bias = conv.bias.has_value(), has_scratch = scratch_bytes > 0;
-  const int64_t in_channels = b.dims(conv.src)[1];
-  const dnnl::engine engine = b.engine();
+  return plan;
+}
+
+// What computes the map's rows for a banded step: compute(memories, out,
+// first, end) writes rows [first, end) to `out` (row `first` first), reading
+// the memories of `args` from `memories` on; it runs on the step's thread
+// and splits its own work across threads.
+struct BandSource {
+  std::vector<ValueId> args;
+  std::function<void(const dnnl::memory* memories, float* out, int64_t first, int64_t end)> compute;
+  std::string label;
+};
+
+// The depthwise convolution of the map `source` computes, band by band: each
+// band's rows go to a buffer of a few rows that stays in cache, instead of
+// a whole map written to memory and read back.
+void add_banded_step(ProgramBuilder& b, const Geometry& g, const BandPlan& plan, BandSource source, ValueId filters,
+                     ValueId shift, ValueId dst, const std::string& label) {
+  const int64_t row_floats = g.w * g.c;
+  const ValueId buffer = b.new_value(
+      memory::desc({plan.rows_used * row_floats}, memory::data_type::f32, memory::format_tag::a),
+      {plan.rows_used * row_floats});
+  std::vector<ValueId> args = std::move(source.args);
+  const size_t at = args.size();
+  args.insert(args.end(), {buffer, filters, shift, dst});
   const int threads = b.options().threads;
+  const int64_t band_rows = plan.band_rows;
+  auto compute = std::move(source.compute);
   b.add_host_step(
       [=](const std::vector<dnnl::memory>& m) {
-        const auto* src = static_cast<const float*>(m[0].get_data_handle());
-        auto* rows = static_cast<float*>(m[2].get_data_handle());
-        const auto* taps = static_cast<const float*>(m[3].get_data_handle());
-        const auto* bias = static_cast<const float*>(m[4].get_data_handle());
-        auto* out = static_cast<float*>(m[5].get_data_handle());
-        dnnl::stream stream(engine);
-        std::unordered_map<int, dnnl::memory> conv_args = {{DNNL_ARG_WEIGHTS, m[1]}};
-        if (has_bias) conv_args[DNNL_ARG_BIAS] = m[6];
-        if (has_scratch) conv_args[DNNL_ARG_SCRATCHPAD] = m[has_bias ? 7 : 6];
+        auto* rows = static_cast<float*>(m[at].get_data_handle());
+        const auto* taps = static_cast<const float*>(m[at + 1].get_data_handle());
+        const auto* bias = static_cast<const float*>(m[at + 2].get_data_handle());
+        auto* out = static_cast<float*>(m[at + 3].get_data_handle());
         walk_bands(
             g, band_rows,
             [&](int64_t from, int64_t count) {
               std::memmove(rows, rows + from * row_floats, count * row_floats * sizeof(float));
             },
             [&](int64_t first, int64_t end, int64_t base) {
-              const size_t k = std::find(heights.begin(), heights.end(), end - first) - heights.begin();
-              conv_args[DNNL_ARG_SRC] =
-                  dnnl::memory(src_descs[k], engine, const_cast<float*>(src) + first * g.w * in_channels);
-              conv_args[DNNL_ARG_DST] = dnnl::memory(dst_descs[k], engine, rows + (first - base) * row_floats);
-              primitives[k].execute(stream, conv_args);
-              stream.wait();
+              compute(m.data(), rows + (first - base) * row_floats, first, end);
             },
             [&](int64_t o0, int64_t o1, int64_t base) {
               Geometry band = g;
@@ -263,8 +258,82 @@ bool build_banded(ProgramBuilder& b, const ProgramBuilder::BandConv& candidate, 
               depthwise_rows_parallel(threads, rows, taps, bias, out, band, o0, o1);
             });
       },
-      args, label);
+      args, source.label + " + " + label);
   ++counters().banded_depthwise_steps;
+}
+
+// The map's rows from `conv` (a band convolution, see
+// ProgramBuilder::BandConv), one oneDNN primitive per band height; nullopt
+// (nothing changed) when oneDNN has no primitive for a band's rows with the
+// full convolution's implementation. Removes the convolution's step.
+std::optional<BandSource> band_conv_source(ProgramBuilder& b, const ProgramBuilder::BandConv& candidate,
+                                           const BandPlan& plan) {
+  std::vector<dnnl::convolution_forward> primitives;
+  std::vector<dnnl::memory::desc> src_descs, dst_descs;
+  size_t scratch_bytes = 0;
+  for (int64_t rows : plan.heights) {
+    const auto pd = candidate.make(rows);
+    if (pd.impl_info_str() != candidate.impl || is_reference_impl(pd.impl_info_str())) return std::nullopt;
+    primitives.emplace_back(pd);
+    src_descs.push_back(pd.src_desc());
+    dst_descs.push_back(pd.dst_desc());
+    scratch_bytes = std::max(scratch_bytes, pd.scratchpad_desc().get_size());
+  }
+  const ProgramBuilder::BandConv conv = b.remove_band_conv_step();  // `candidate` is gone with it
+  BandSource source{{conv.src, conv.weights}, nullptr, conv.label};
+  if (conv.bias) source.args.push_back(*conv.bias);
+  if (scratch_bytes > 0) {
+    const auto bytes = static_cast<int64_t>(scratch_bytes);
+    source.args.push_back(b.new_value(memory::desc({bytes}, memory::data_type::u8, memory::format_tag::a), {bytes}));
+  }
+  const bool has_bias = conv.bias.has_value(), has_scratch = scratch_bytes > 0;
+  const int64_t in_row_floats = b.dims(conv.src)[1] * b.dims(conv.src)[3];
+  const dnnl::engine engine = b.engine();
+  const std::vector<int64_t> heights = plan.heights;
+  source.compute = [=](const dnnl::memory* m, float* out, int64_t first, int64_t end) {
+    const size_t k = std::find(heights.begin(), heights.end(), end - first) - heights.begin();
+    std::unordered_map<int, dnnl::memory> conv_args = {{DNNL_ARG_WEIGHTS, m[1]}};
+    if (has_bias) conv_args[DNNL_ARG_BIAS] = m[2];
+    if (has_scratch) conv_args[DNNL_ARG_SCRATCHPAD] = m[has_bias ? 3 : 2];
+    const auto* src = static_cast<const float*>(m[0].get_data_handle());
+    conv_args[DNNL_ARG_SRC] = dnnl::memory(src_descs[k], engine, const_cast<float*>(src) + first * in_row_floats);
+    conv_args[DNNL_ARG_DST] = dnnl::memory(dst_descs[k], engine, out);
+    dnnl::stream stream(engine);
+    primitives[k].execute(stream, conv_args);
+    stream.wait();
+  };
+  return source;
+}
+
+// The map's rows from the host step that records them (ProgramBuilder::
+// BandRows), split across threads. Removes that step.
+BandSource band_rows_source(ProgramBuilder& b) {
+  ProgramBuilder::BandRows producer = b.remove_band_rows_step();
+  const int threads = b.options().threads;
+  const int64_t row_floats = producer.row_floats;
+  auto rows = std::move(producer.rows);
+  return {std::move(producer.args),
+          [=](const dnnl::memory* m, float* out, int64_t first, int64_t end) {
+            for_each_thread_range(threads, end - first, [&](int64_t r0, int64_t r1) {
+              rows(m, out + r0 * row_floats, first + r0, first + r1);
+            });
+          },
+          std::move(producer.label)};
+}
+
+// Builds the banded step when the depthwise input `x` is a large map the
+// step just built computes for it alone, either a band convolution or a
+// host step's rows. Returns false (nothing built) otherwise.
+bool build_banded(ProgramBuilder& b, ValueId x, const Geometry& g, ValueId filters, ValueId shift, ValueId dst,
+                  const std::string& label) {
+  if (b.dims(x)[0] != 1) return false;
+  const ProgramBuilder::BandConv* conv = b.band_conv_writing(x);
+  if (conv == nullptr && b.band_rows_writing(x) == nullptr) return false;
+  const std::optional<BandPlan> plan = plan_bands(g);
+  if (!plan) return false;
+  std::optional<BandSource> source = conv != nullptr ? band_conv_source(b, *conv, *plan) : band_rows_source(b);
+  if (!source) return false;
+  add_banded_step(b, g, *plan, std::move(*source), filters, shift, dst, label);
   return true;
 }
 
@@ -308,8 +377,7 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
   const std::string& name = absorbed ? chain.front()->outputs[0] : n.outputs[0];
   const ValueId dst = b.new_value(nhwc_desc(s.dst_dims), s.dst_dims, name);
   const ValueId filters = b.new_constant(packed, {channels * kTaps}), shift = b.new_constant(*bias, {channels});
-  const ProgramBuilder::BandConv* conv = xd[0] == 1 ? b.band_conv_writing(x) : nullptr;
-  if (conv == nullptr || !build_banded(b, *conv, g, filters, shift, dst, conv->label + " + " + n.label())) {
+  if (!build_banded(b, x, g, filters, shift, dst, n.label())) {
     const ValueId src = b.require(x, nhwc_desc(xd));
     const int64_t rows = xd[0] * g.out_h, row_floats = g.out_w * g.c;
     // Output rows [r0, r1) to `out` (row r0 first) from the memories of

@@ -11,9 +11,11 @@
 //
 // Banded: when the input is a large map (3 MB or more) that a 1x1
 // convolution just computed and nothing else reads (MobileNetV2's 112x112x96
-// expansion), the two run as one step, band by band of output rows: oneDNN
-// computes the few expanded rows a band needs into a buffer that stays in
-// the core's L2, and the depthwise kernel reads them from there. The map is
+// expansion), the two run as one step, band by band of output rows: the
+// convolution (oneDNN's primitive, or the expansion step's kernel when that
+// built it, ops/narrow_pointwise.h) computes the few expanded rows a band
+// needs into a buffer that stays in the core's L2, and the depthwise kernel
+// reads them from there. The map is
 // never written whole (4.8 MB written and read back, much of it from DRAM
 // once a run's weights have streamed through the cache). Measured on
 // MobileNetV2, same process, alternating runs: 0-3 % less time per run at 1

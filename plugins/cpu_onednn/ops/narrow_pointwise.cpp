@@ -21,6 +21,9 @@ typedef float Narrow __attribute__((vector_size(8 * sizeof(float))));
 // Rows computed together: 8 x (Q + 1) accumulators, the Q + 1 weight
 // vectors of one input channel and a broadcast fit AVX-512's 32 registers.
 constexpr int64_t kTileRows = 8;
+// Threads split a step's rows at multiples of this (of every kernel's rows
+// per tile), so only the last rows of the step run as single-row tiles.
+constexpr int64_t kSplitRows = 24;
 
 // Compiled for AVX-512 (the step is only built where the CPU has it) and
 // always inlined into the entry points, so no vector crosses a call.
@@ -59,17 +62,21 @@ LOOM_INLINE V clamp(V a, float lo, float hi) {
 }
 
 struct Geometry {
-  int64_t k, n;    // input channels; output channels (see rows_for)
+  int64_t k, n;    // input channels; output channels (see kernels_for)
   float lo, hi;    // the fused clamp (-inf, inf when none)
 };
 
 // Output rows [m, m + R) (pixels, channels-last): in[m..][k] times the
-// packed weights [k][n], plus bias, plus the residual's rows when given,
-// clamped. The n channels are Q 16-lane vectors, then one 8-lane vector when
-// `Half`.
-template <int Q, bool Half, int R>
+// packed weights [k][n], plus bias, plus the residual's rows when
+// `Residual`, clamped; output channels [col, col + 16 Q (+ 8)) of the n. They
+// are Q 16-lane vectors, then one 8-lane vector when `Half`.
+template <int Q, bool Half, int R, bool Residual>
 LOOM_INLINE void tile(const float* in, const float* packed, const float* bias, const float* residual, float* out,
-                      const Geometry& g, int64_t m) {
+                      const Geometry& g, int64_t m, int64_t col = 0) {
+  packed += col;
+  bias += col;
+  out += col;
+  if (Residual) residual += col;
   constexpr int kWide = Q > 0 ? Q : 1;
   Wide acc[R][kWide];
   Narrow tail[R];
@@ -91,41 +98,90 @@ LOOM_INLINE void tile(const float* in, const float* packed, const float* bias, c
   }
   for (int r = 0; r < R; ++r) {
     float* o = out + (m + r) * g.n;
-    const float* res = residual != nullptr ? residual + (m + r) * g.n : nullptr;
+    const float* res = Residual ? residual + (m + r) * g.n : nullptr;
     for (int q = 0; q < Q; ++q) {
       Wide v = acc[r][q];
-      if (res != nullptr) v += load<Wide>(res + 16 * q);
+      if (Residual) v += load<Wide>(res + 16 * q);
       store(o + 16 * q, clamp(v, g.lo, g.hi));
     }
     if (!Half) continue;
     Narrow v = tail[r];
-    if (res != nullptr) v += load<Narrow>(res + 16 * Q);
+    if (Residual) v += load<Narrow>(res + 16 * Q);
     store(o + 16 * Q, clamp(v, g.lo, g.hi));
   }
 }
 
 // Output rows [m0, m1).
-template <int Q, bool Half>
+template <int Q, bool Half, bool Residual>
 __attribute__((target("avx512f,fma"))) void pointwise_rows(const float* in, const float* packed, const float* bias,
                                                        const float* residual, float* out, const Geometry& g,
                                                        int64_t m0, int64_t m1) {
   int64_t m = m0;
-  for (; m + kTileRows <= m1; m += kTileRows) tile<Q, Half, kTileRows>(in, packed, bias, residual, out, g, m);
-  for (; m < m1; ++m) tile<Q, Half, 1>(in, packed, bias, residual, out, g, m);
+  for (; m + kTileRows <= m1; m += kTileRows) tile<Q, Half, kTileRows, Residual>(in, packed, bias, residual, out, g, m);
+  for (; m < m1; ++m) tile<Q, Half, 1, Residual>(in, packed, bias, residual, out, g, m);
+}
+
+// Output rows [m0, m1) of an expansion: n is a multiple of 16 Q, computed
+// in column chunks of Q vectors, R rows at a time.
+template <int Q, int R, bool Residual>
+__attribute__((target("avx512f,fma"))) void expand_rows(const float* in, const float* packed, const float* bias,
+                                                       const float* residual, float* out, const Geometry& g,
+                                                       int64_t m0, int64_t m1) {
+  int64_t m = m0;
+  for (; m + R <= m1; m += R)
+    for (int64_t c = 0; c < g.n; c += 16 * Q) tile<Q, false, R, Residual>(in, packed, bias, residual, out, g, m, c);
+  for (; m < m1; ++m)
+    for (int64_t c = 0; c < g.n; c += 16 * Q) tile<Q, false, 1, Residual>(in, packed, bias, residual, out, g, m, c);
 }
 
 using RowsFn = void (*)(const float*, const float*, const float*, const float*, float*, const Geometry&, int64_t,
                         int64_t);
 
-// The kernel for `out_channels` (16 * Q + 8 with Q < 3, or 16), or nullptr.
-RowsFn rows_for(int64_t out_channels) {
-  switch (out_channels) {
-    case 8: return pointwise_rows<0, true>;
-    case 16: return pointwise_rows<1, false>;
-    case 24: return pointwise_rows<1, true>;
-    case 40: return pointwise_rows<2, true>;
-    default: return nullptr;
+// A kernel without and with the residual: the residual is a template
+// argument, as a run-time test in the tile made GCC keep the accumulators on
+// the stack across it (30 % slower on MobileNetV2's 16->96 expansion).
+struct Kernels {
+  RowsFn plain = nullptr, residual = nullptr;
+};
+
+template <int Q, bool Half>
+Kernels narrow_kernels() {
+  return {pointwise_rows<Q, Half, false>, pointwise_rows<Q, Half, true>};
+}
+
+// Q vectors of accumulators for R = 24 / Q rows (with the Q weight vectors
+// and a broadcast, within AVX-512's 32 registers).
+template <int Q>
+Kernels expand_kernels() {
+  return {expand_rows<Q, 24 / Q, false>, expand_rows<Q, 24 / Q, true>};
+}
+
+// Input channels an expansion may have, and its weights' size: they stay in
+// the L1 / L2 cache while every tile reads them.
+constexpr int64_t kExpandMaxInputs = 64;
+constexpr int64_t kExpandMaxWeightBytes = 256 * 1024;
+
+enum class Kind { kNarrow, kExpand };
+
+// The kernels for k input and n output channels and which kind they are, or
+// nullopt: narrow outputs (16 Q + 8 with Q < 3, or 16) first, then
+// expansions (k <= 64, n a multiple of 16).
+std::optional<std::pair<Kind, Kernels>> kernels_for(int64_t k, int64_t n) {
+  switch (n) {
+    case 8: return std::pair{Kind::kNarrow, narrow_kernels<0, true>()};
+    case 16: return std::pair{Kind::kNarrow, narrow_kernels<1, false>()};
+    case 24: return std::pair{Kind::kNarrow, narrow_kernels<1, true>()};
+    case 40: return std::pair{Kind::kNarrow, narrow_kernels<2, true>()};
+    default: break;
   }
+  if (k > kExpandMaxInputs || n % 16 != 0 || k * n * static_cast<int64_t>(sizeof(float)) > kExpandMaxWeightBytes)
+    return std::nullopt;
+  const int64_t vectors = n / 16;
+  if (vectors % 6 == 0) return std::pair{Kind::kExpand, expand_kernels<6>()};
+  if (vectors % 4 == 0) return std::pair{Kind::kExpand, expand_kernels<4>()};
+  if (vectors % 3 == 0) return std::pair{Kind::kExpand, expand_kernels<3>()};
+  if (vectors % 2 == 0) return std::pair{Kind::kExpand, expand_kernels<2>()};
+  return std::pair{Kind::kExpand, expand_kernels<1>()};
 }
 
 // The step's own operands in its memories from `at` on: packed weights,
@@ -191,8 +247,8 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   const std::vector<int64_t> xd = b.dims(x), wd = b.dims(w);
   if (xd.size() != 4 || wd.size() != 4) return std::nullopt;
   const ConvShape s = conv_shape(n, xd, wd, false);
-  const RowsFn kernel = rows_for(s.out_channels);
-  if (kernel == nullptr || !is_pointwise(s) || b.desc(x) != nhwc_desc(xd) ||
+  const auto kernels = kernels_for(xd[1], s.out_channels);
+  if (!kernels || !is_pointwise(s) || b.desc(x) != nhwc_desc(xd) ||
       b.desc(w).data_type() != memory::data_type::f32 || !b.is_constant(w))
     return std::nullopt;
   const int64_t in_channels = xd[1], out_channels = s.out_channels;
@@ -217,6 +273,11 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
       g.lo = -std::numeric_limits<float>::infinity(), g.hi = std::numeric_limits<float>::infinity();
     --used;
   }
+  // An expansion only when it computes every post-op oneDNN would fuse:
+  // PP-OCR det's expansions followed by HardSwish or per-channel Mul / Add
+  // became 2-3 separate passes over a wide map, more than the step saved.
+  const bool expand = kernels->first == Kind::kExpand;
+  if (expand && used < ops.size()) return std::nullopt;
   // ONNX weights [n][k][1][1] as [k][n]: one row of output channels per
   // input channel.
   const std::vector<float> weights = b.constant_data(w);
@@ -229,9 +290,10 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   const memory::desc dst_desc = nhwc_desc(s.dst_dims);
   // Fed by rows when the depthwise step just built writes x for this step
   // alone: that step is dropped (this one computes its rows), before a
-  // reorder of the residual may become the last step.
+  // reorder of the residual may become the last step. Not for an expansion,
+  // whose input is the narrow side, cheap to write and read back.
   std::optional<ProgramBuilder::BandRows> producer;
-  if (b.band_rows_writing(x) != nullptr) producer = b.remove_band_rows_step();
+  if (!expand && b.band_rows_writing(x) != nullptr) producer = b.remove_band_rows_step();
   const PostOp* sum = sum_post_op(ops, used);
   const ValueId dst = sum_destination(b, ops, used, dst_desc, s.dst_dims, result_name(n, chain, ops, used));
   std::vector<ValueId> args = {x, b.new_constant(packed, {in_channels * out_channels}),
@@ -239,24 +301,36 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   const bool in_place = sum != nullptr && b.same_buffer(sum->operand, dst);
   if (sum != nullptr && !in_place) args.push_back(b.require(sum->operand, dst_desc));
   const bool has_residual = sum != nullptr;
+  const RowsFn kernel = has_residual ? kernels->second.residual : kernels->second.plain;
   if (producer) {
     build_fed_by_rows(b, std::move(*producer), kernel, g, args, in_place, has_residual, n.label());
     ++counters().row_fed_pointwise_steps;
   } else {
     const int64_t pixels = xd[0] * s.dst_dims[2] * s.dst_dims[3];
-    const int64_t tiles = (pixels + kTileRows - 1) / kTileRows;
+    const int64_t units = (pixels + kSplitRows - 1) / kSplitRows;
     const int threads = b.options().threads;
     b.add_host_step(
         [=](const std::vector<dnnl::memory>& m) {
           const auto* in = static_cast<const float*>(m[0].get_data_handle());
           const Operands o = operands(m, 1, in_place, has_residual);
-          for_each_thread_range(threads, tiles, [&](int64_t t0, int64_t t1) {
-            kernel(in, o.weights, o.bias, o.residual, o.out, g, t0 * kTileRows, std::min(pixels, t1 * kTileRows));
+          for_each_thread_range(threads, units, [&](int64_t u0, int64_t u1) {
+            kernel(in, o.weights, o.bias, o.residual, o.out, g, u0 * kSplitRows, std::min(pixels, u1 * kSplitRows));
           });
         },
         args, n.label());
+    // An expansion's result is a wide map: a depthwise step reading it may
+    // compute its rows band by band (ops/depthwise.h).
+    if (expand && !has_residual) {
+      const int64_t width = s.dst_dims[3];
+      auto rows = [=](const dnnl::memory* m, float* out, int64_t r0, int64_t r1) {
+        const auto* in = static_cast<const float*>(m[0].get_data_handle());
+        kernel(in + r0 * width * g.k, static_cast<const float*>(m[1].get_data_handle()),
+               static_cast<const float*>(m[2].get_data_handle()), nullptr, out, g, 0, (r1 - r0) * width);
+      };
+      b.set_last_band_rows({dst, {x, args[1], args[2]}, rows, xd[0] * s.dst_dims[2], width * g.n, n.label()});
+    }
   }
-  ++counters().narrow_pointwise_steps;
+  ++(expand ? counters().expand_pointwise_steps : counters().narrow_pointwise_steps);
   return finish_chain(b, n, chain, ops, used, dst);
 }
 

@@ -1,5 +1,6 @@
-// 1x1 convolutions with 16k + 8 output channels (MobileNetV2's 24), or 16,
-// as a host step on AVX-512 machines.
+// 1x1 convolutions with a narrow side as host steps on AVX-512 machines:
+// 16k + 8 output channels (MobileNetV2's 24), or 16; or at most 64 input
+// channels and a multiple of 16 output channels (expansions).
 //
 // oneDNN 2.6's brgconv_1x1 computes the last 8 channels with masked 16-lane
 // vectors, so a quarter of its FMA work on 24 channels is wasted: 84-86
@@ -23,6 +24,19 @@
 // and 56x56x144, 1.6-1.8 MB) is never written whole and read back. Per-step
 // timer, 1 thread: 245 us against 268 for the two steps on the first, 314
 // against 369 on the second.
+//
+// Expansions: with few input channels a tile's k loop is short, and
+// oneDNN 2.6 reached 64-80 GFLOP/s on MobileNetV2's 16->96, 24->144 and
+// 32->192 layers. This step computes R rows x Q vectors of outputs (4 x 6,
+// 8 x 3, ...) per pass, the weights (at most 256 KB) staying in cache: per-
+// step timer, 1 thread, 533 us against 643 for the banded 112x112 block
+// (expansion and depthwise), 225-230 against 249-257 on the 24->144 layers,
+// 98-99 against 106-110 on the 32->192 ones; whole model, same process,
+// alternating runs: 1.2-3.1 % less time per run at 1 thread, 2.6-5.2 % at 2.
+// It is built only when it computes every post-op oneDNN would fuse
+// (residual Add, clamp): PP-OCR det's expansions followed by HardSwish or
+// per-channel Mul / Add became separate passes that cost more than it saved.
+// Its rows feed a banded depthwise step after it (ops/depthwise.h).
 #pragma once
 
 #include <optional>
@@ -34,9 +48,11 @@ namespace loom::onednn {
 // Builds Conv node `n` (and a following full-shape Add, then a clamp,
 // Relu or Clip with constant bounds, from `chain`) as the step when it
 // applies: the CPU has AVX-512, f32, batch any, group 1, a 1x1 kernel with
-// stride 1, no padding or dilation, constant weights (and bias), output
-// channels 8, 16, 24 or 40, and the input already channels-last. Returns the
-// number of chain nodes absorbed, or nullopt (nothing built).
+// stride 1, no padding or dilation, constant weights (and bias), the input
+// already channels-last, and output channels 8, 16, 24 or 40, or else at
+// most 64 input channels, a multiple of 16 output channels and `chain`
+// absorbed up to oneDNN's post-ops. Returns the number of chain nodes
+// absorbed, or nullopt (nothing built).
 std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);
 
 }  // namespace loom::onednn

@@ -1,10 +1,11 @@
-// 1x1 convolutions with 16k + 8 (or 16) output channels as a host step
-// (ops/narrow_pointwise.h): results vs the reference EP with bias, residual
-// Adds (in place and read from elsewhere), clamps, tail rows and batches, on
-// two threads and one, fed row band by row band by the depthwise step before
-// them or reading its whole result; and the convolutions it must leave to
-// oneDNN. The
-// step needs AVX-512: on other CPUs every case expects it unbuilt.
+// 1x1 convolutions with 16k + 8 (or 16) output channels, or with at most 64
+// input channels and a multiple of 16 output channels (expansions), as host
+// steps (ops/narrow_pointwise.h): results vs the reference EP with bias,
+// residual Adds (in place and read from elsewhere), clamps, tail rows and
+// batches, on two threads and one, fed row band by row band by the
+// depthwise step before them or reading its whole result; and the
+// convolutions they must leave to oneDNN. The steps need AVX-512: on other
+// CPUs every case expects them unbuilt.
 #include "ep_compare.h"
 
 namespace loom::ep_testing {
@@ -22,7 +23,7 @@ struct NarrowCase {
   std::string activation;  // "" / "Relu" / "Clip" (0..6), after the Add
   int64_t stride = 1;
   bool channels_last_input = true;  // false: the 1x1 reads the plain graph input
-  bool expect_step = true;
+  std::string step = "narrow";      // the step expected: "narrow", "expand" or "" (left to oneDNN)
   // The depthwise result is also a graph output: the depthwise step writes
   // it whole and the 1x1 reads it (no row-fed step).
   bool depthwise_output = false;
@@ -79,21 +80,32 @@ std::map<std::string, Tensor> narrow_inputs(const NarrowCase& c, uint32_t seed) 
 
 bool cpu_has_the_step() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma"); }
 
-uint64_t expected_steps(const NarrowCase& c) {
-  if (!c.expect_step || !cpu_has_the_step()) return 0;
+// Steps of kind `step` the case builds.
+uint64_t expected_steps(const NarrowCase& c, const std::string& step) {
+  if (c.step != step || !cpu_has_the_step()) return 0;
   return c.residual == "internal" ? 2 : 1;
 }
 
 // Steps computing the depthwise convolution before them row band by row
 // band: when the depthwise result has no other reader (the "internal"
-// residual's convolution reads it too, and a graph output does).
+// residual's convolution reads it too, and a graph output does). Expansions
+// read their (narrow) input whole.
 uint64_t expected_fed_steps(const NarrowCase& c) {
-  return expected_steps(c) > 0 && c.channels_last_input && c.residual != "internal" && !c.depthwise_output ? 1 : 0;
+  return expected_steps(c, "narrow") > 0 && c.channels_last_input && c.residual != "internal" && !c.depthwise_output
+             ? 1
+             : 0;
 }
 
-void expect_step_counts(const NarrowCase& c, uint64_t steps_before, uint64_t fed_before) {
-  EXPECT_EQ(onednn_counter("narrow_pointwise_steps") - steps_before, expected_steps(c)) << c.what;
-  EXPECT_EQ(onednn_counter("row_fed_pointwise_steps") - fed_before, expected_fed_steps(c)) << c.what;
+struct Counts {
+  uint64_t narrow = onednn_counter("narrow_pointwise_steps"), expand = onednn_counter("expand_pointwise_steps"),
+           fed = onednn_counter("row_fed_pointwise_steps");
+};
+
+void expect_step_counts(const NarrowCase& c, const Counts& before) {
+  const Counts after;
+  EXPECT_EQ(after.narrow - before.narrow, expected_steps(c, "narrow")) << c.what;
+  EXPECT_EQ(after.expand - before.expand, expected_steps(c, "expand")) << c.what;
+  EXPECT_EQ(after.fed - before.fed, expected_fed_steps(c)) << c.what;
 }
 
 std::vector<NarrowCase> cases() {
@@ -106,29 +118,41 @@ std::vector<NarrowCase> cases() {
       {"a residual Add then Relu, in place, odd size", {1, 48, 13, 9}, 24, false, "internal", "Relu"},
       {"MobileNetV2's 32->16 at 112x112", {1, 32, 112, 112}, 16},
       {"16 channels, a residual input, Clip, tail rows", {1, 48, 5, 7}, 16, false, "input", "Clip"},
-      {"depthwise result also an output", {1, 32, 10, 12}, 24, true, "", "", 1, true, true, true},
+      {"depthwise result also an output", {1, 32, 10, 12}, 24, true, "", "", 1, true, "narrow", true},
+      // Expansions: 6, 4, 3, 2 and 1 vectors of output channels a tile.
+      {"MobileNetV2's 16->96 expansion with Clip", {1, 16, 56, 56}, 96, true, "", "Clip", 1, true, "expand"},
+      {"64->128 with the residual Add, in place, Relu", {1, 64, 7, 9}, 128, true, "internal", "Relu", 1, true,
+       "expand"},
+      {"32->144, a residual input, Clip, tail rows", {1, 32, 9, 13}, 144, true, "input", "Clip", 1, true, "expand"},
+      {"16->32 without bias, 35 pixels", {1, 16, 7, 5}, 32, false, "", "", 1, true, "expand"},
+      {"48->80, batch of 2", {2, 48, 6, 5}, 80, true, "", "Relu", 1, true, "expand"},
       // Left to oneDNN.
-      {"32 channels", {1, 32, 14, 14}, 32, true, "", "", 1, true, false},
-      {"stride 2", {1, 32, 14, 14}, 24, true, "", "", 2, true, false},
-      {"a plain (NCHW) input", {1, 32, 14, 14}, 24, true, "", "", 1, false, false},
+      {"32 channels from 96", {1, 96, 14, 14}, 32, true, "", "", 1, true, ""},
+      {"stride 2", {1, 32, 14, 14}, 24, true, "", "", 2, true, ""},
+      {"a plain (NCHW) input", {1, 32, 14, 14}, 24, true, "", "", 1, false, ""},
+      {"an expansion with a Sigmoid after it (a post-op the step lacks)", {1, 16, 8, 8}, 96, true, "", "Sigmoid", 1,
+       true, ""},
+      {"an expansion whose weights exceed 256 KB", {1, 64, 4, 4}, 1040, true, "", "", 1, true, ""},
   };
 }
 
 TEST(OnednnNarrowPointwise, MatchesTheReference) {
   for (const NarrowCase& c : cases()) {
-    const uint64_t before = onednn_counter("narrow_pointwise_steps"), fed = onednn_counter("row_fed_pointwise_steps");
+    const Counts before;
     expect_matches_reference(narrow_model(c), narrow_inputs(c, 17), {}, c.what);
-    expect_step_counts(c, before, fed);
+    expect_step_counts(c, before);
   }
 }
 
 TEST(OnednnNarrowPointwise, OneThreadGivesTheSameResults) {
-  for (const NarrowCase& c : {NarrowCase{"residual and Clip on one thread", {1, 32, 12, 20}, 24, true, "internal", "Clip"},
-                              NarrowCase{"fed by rows on one thread", {2, 16, 9, 13}, 16, true, "input", "Relu"}}) {
-    const uint64_t before = onednn_counter("narrow_pointwise_steps"), fed = onednn_counter("row_fed_pointwise_steps");
+  for (const NarrowCase& c :
+       {NarrowCase{"residual and Clip on one thread", {1, 32, 12, 20}, 24, true, "internal", "Clip"},
+        NarrowCase{"fed by rows on one thread", {2, 16, 9, 13}, 16, true, "input", "Relu"},
+        NarrowCase{"an expansion on one thread", {1, 16, 9, 13}, 96, true, "input", "Clip", 1, true, "expand"}}) {
+    const Counts before;
     expect_matches_reference(narrow_model(c), narrow_inputs(c, 5), {}, c.what,
                              environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1));
-    expect_step_counts(c, before, fed);
+    expect_step_counts(c, before);
   }
 }
 
