@@ -170,17 +170,21 @@ void RunState::finish_step(const Step& step) {
 void RunState::bind(const std::map<std::string, const LOOM_Value*>& inputs) {
     {
       std::lock_guard<std::mutex> lock(plan_.constants_mutex);
+      plan_.constant_values.resize(plan_.slots.size());
       for (size_t s = 0; s < plan_.slots.size(); ++s) {
         if (plan_.slots[s].kind != SlotKind::kConstant) continue;
-        RuntimeValue& rv = values_[s];
-        auto released = plan_.released_constants.find(static_cast<SlotId>(s));
-        if (released == plan_.released_constants.end()) {
-          rv.v = std::move(*plugin_host::tensor_value(*plan_.slots[s].constant));
-        } else {
-          // Dtype and dims only: the step that reads it keeps its own copy.
-          rv.v = std::move(*plugin_host::tensor_view_value(released->second.first, released->second.second, nullptr,
-                                                           &plan_.memories[0].info));
+        std::shared_ptr<const LOOM_Value>& value = plan_.constant_values[s];
+        if (value == nullptr) {
+          auto released = plan_.released_constants.find(static_cast<SlotId>(s));
+          // Released: dtype and dims only, the step that reads it keeps its own copy.
+          value = released == plan_.released_constants.end()
+                      ? plugin_host::tensor_value(*plan_.slots[s].constant)
+                      : plugin_host::tensor_view_value(released->second.first, released->second.second, nullptr,
+                                                       &plan_.memories[0].info);
         }
+        RuntimeValue& rv = values_[s];
+        rv.shared = value;
+        rv.borrowed = value.get();
         rv.ready = true;
       }
     }
@@ -294,14 +298,19 @@ void RunState::release_constant(SlotId slot) {
       if (plan_.released_constants.count(slot)) return;
       plan_.released_constants[slot] = {s.constant->dtype(), s.constant->dims()};
       // The session's graph owns the initializer (the plan borrows it): an
-      // empty Tensor there frees the bytes once runs let go of them.
+      // empty Tensor there frees the bytes once runs let go of them. The
+      // next run binds a value without data.
       const_cast<Tensor&>(*s.constant) = Tensor();
+      if (static_cast<size_t>(slot) < plan_.constant_values.size()) plan_.constant_values[slot].reset();
     }
     // This run lets go now (so packing weight after weight never holds them
     // all twice); runs in flight elsewhere let go when they end.
     RuntimeValue& rv = values_[slot];
-    rv.v.owned = Tensor();
-    rv.v.tensor.data = nullptr;
+    const LOOM_Value& bound = *rv.value();
+    rv.v = std::move(*plugin_host::tensor_view_value(static_cast<DType>(bound.tensor.dtype), bound.tensor.dims, nullptr,
+                                                     bound.tensor.memory));
+    rv.borrowed = nullptr;
+    rv.shared.reset();
   }
 
 Expected<ValuePtr> RunState::take_output(SlotId slot) {

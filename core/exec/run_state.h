@@ -41,6 +41,7 @@ using DeferredFrees = std::vector<std::pair<memory::Arena*, void*>>;
 struct RuntimeValue {
   LOOM_Value v;
   const LOOM_Value* borrowed = nullptr;
+  std::shared_ptr<const LOOM_Value> shared;  // keeps `borrowed` alive when set (a plan's constant value)
   bool ready = false;
   void* device = nullptr;          // storage from `arena` (unplanned buffers)
   memory::Arena* arena = nullptr;  // frees `device`
@@ -53,6 +54,7 @@ struct RuntimeValue {
     device = nullptr;
     v = LOOM_Value{};
     borrowed = nullptr;
+    shared.reset();
     ready = false;
   }
 };
