@@ -19,7 +19,11 @@ class BenchModel:
     name: str
     file: str  # relative to the models folder
     shape: str  # the input the benchmark feeds, for the report
-    runs: int  # default timed runs per process (fewer for the slow ones)
+    # Default timed runs per process: about half a second to a second of
+    # runs at 1 thread, so each process spans the VM's swings in speed
+    # (shared hosts slow a process by 1.3-1.7x for tenths of a second at a
+    # time) instead of landing inside one of them.
+    runs: int
     dims: dict = field(default_factory=dict)  # symbolic input dim -> size
     text_images: dict = field(default_factory=dict)  # input -> "imagenet" | "half" (see compare_with_ort.py)
     torch_export: bool = False  # made by export_torch_models.py, else by fetch_models.sh
@@ -27,14 +31,14 @@ class BenchModel:
 
 MODELS = [
     BenchModel("resnet50", "resnet50.onnx", "1x3x224x224", runs=10, torch_export=True),
-    BenchModel("mobilenetv2", "mobilenetv2.onnx", "1x3x224x224", runs=20, torch_export=True),
+    BenchModel("mobilenetv2", "mobilenetv2.onnx", "1x3x224x224", runs=100, torch_export=True),
     BenchModel("bert_base", "bert_base.onnx", "1x128 ids + mask", runs=5, dims={"seq": 128}, torch_export=True),
     # paddle2onnx names the dynamic dims; a synthetic text page makes the OCR
     # models answer with more than background (as in the model tests).
-    BenchModel("ppocr_det", "ocr-models/ch_PP-OCRv4_det_infer.onnx", "1x3x640x640", runs=5,
+    BenchModel("ppocr_det", "ocr-models/ch_PP-OCRv4_det_infer.onnx", "1x3x640x640", runs=10,
                dims={"p2o.DynamicDimension.0": 1, "p2o.DynamicDimension.1": 640, "p2o.DynamicDimension.2": 640},
                text_images={"x": "imagenet"}),
-    BenchModel("ppocr_rec", "ocr-models/ch_PP-OCRv4_rec_infer.onnx", "1x3x48x320", runs=10,
+    BenchModel("ppocr_rec", "ocr-models/ch_PP-OCRv4_rec_infer.onnx", "1x3x48x320", runs=40,
                dims={"p2o.DynamicDimension.0": 1, "p2o.DynamicDimension.1": 320},
                text_images={"x": "half"}),
 ]
