@@ -153,3 +153,6 @@ LOOM_EXPORT uint64_t loom_cpu_onednn_row_fed_pointwise_steps() {
 LOOM_EXPORT uint64_t loom_cpu_onednn_expand_pointwise_steps() {
   return loom::onednn::counters().expand_pointwise_steps.load();
 }
+LOOM_EXPORT uint64_t loom_cpu_onednn_small_map_pointwise_steps() {
+  return loom::onednn::counters().small_map_pointwise_steps.load();
+}

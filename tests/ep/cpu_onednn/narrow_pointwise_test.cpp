@@ -1,6 +1,7 @@
-// 1x1 convolutions with 16k + 8 (or 16) output channels, or with at most 64
-// input channels and a multiple of 16 output channels (expansions), as host
-// steps (ops/narrow_pointwise.h): results vs the reference EP with bias,
+// 1x1 convolutions with 16k + 8 (or 16) output channels, with at most 64
+// input channels and a multiple of 16 output channels (expansions), or on at
+// most 64 pixels (small maps), as host steps (ops/narrow_pointwise.h):
+// results vs the reference EP with bias,
 // residual Adds (in place and read from elsewhere), clamps, tail rows and
 // batches, on two threads and one, fed row band by row band by the
 // depthwise step before them or reading its whole result; and the
@@ -23,7 +24,7 @@ struct NarrowCase {
   std::string activation;  // "" / "Relu" / "Clip" (0..6), after the Add
   int64_t stride = 1;
   bool channels_last_input = true;  // false: the 1x1 reads the plain graph input
-  std::string step = "narrow";      // the step expected: "narrow", "expand" or "" (left to oneDNN)
+  std::string step = "narrow";      // the step expected: "narrow", "expand", "small" or "" (left to oneDNN)
   // The depthwise result is also a graph output: the depthwise step writes
   // it whole and the 1x1 reads it (no row-fed step).
   bool depthwise_output = false;
@@ -98,13 +99,14 @@ uint64_t expected_fed_steps(const NarrowCase& c) {
 
 struct Counts {
   uint64_t narrow = onednn_counter("narrow_pointwise_steps"), expand = onednn_counter("expand_pointwise_steps"),
-           fed = onednn_counter("row_fed_pointwise_steps");
+           small = onednn_counter("small_map_pointwise_steps"), fed = onednn_counter("row_fed_pointwise_steps");
 };
 
 void expect_step_counts(const NarrowCase& c, const Counts& before) {
   const Counts after;
   EXPECT_EQ(after.narrow - before.narrow, expected_steps(c, "narrow")) << c.what;
   EXPECT_EQ(after.expand - before.expand, expected_steps(c, "expand")) << c.what;
+  EXPECT_EQ(after.small - before.small, expected_steps(c, "small")) << c.what;
   EXPECT_EQ(after.fed - before.fed, expected_fed_steps(c)) << c.what;
 }
 
@@ -126,7 +128,17 @@ std::vector<NarrowCase> cases() {
       {"32->144, a residual input, Clip, tail rows", {1, 32, 9, 13}, 144, true, "input", "Clip", 1, true, "expand"},
       {"16->32 without bias, 35 pixels", {1, 16, 7, 5}, 32, false, "", "", 1, true, "expand"},
       {"48->80, batch of 2", {2, 48, 6, 5}, 80, true, "", "Relu", 1, true, "expand"},
+      // Small maps: 3 and 2 vectors of output channels a chunk.
+      {"MobileNetV2's 7x7 160->960 with Clip", {1, 160, 7, 7}, 960, true, "", "Clip", 1, true, "small"},
+      {"960->160 with the residual Add, in place", {1, 960, 7, 7}, 160, true, "internal", "", 1, true, "small"},
+      {"576->160, a residual input, then Clip", {1, 576, 7, 7}, 160, true, "input", "Clip", 1, true, "small"},
+      {"96->96 on a batch of 2 of 5x6 (60 pixels, tail rows)", {2, 96, 5, 6}, 96, false, "", "Relu", 1, true,
+       "small"},
       // Left to oneDNN.
+      {"65 pixels", {1, 96, 5, 13}, 96, true, "", "", 1, true, ""},
+      {"7x7 with weights over 2 MB (1024->640)", {1, 1024, 7, 7}, 640, true, "", "", 1, true, ""},
+      {"7x7 with 80 output channels (not a multiple of 32)", {1, 96, 7, 7}, 80, true, "", "", 1, true, ""},
+      {"7x7 with a Sigmoid after it", {1, 96, 7, 7}, 96, true, "", "Sigmoid", 1, true, ""},
       {"32 channels from 96", {1, 96, 14, 14}, 32, true, "", "", 1, true, ""},
       {"stride 2", {1, 32, 14, 14}, 24, true, "", "", 2, true, ""},
       {"a plain (NCHW) input", {1, 32, 14, 14}, 24, true, "", "", 1, false, ""},
@@ -148,7 +160,8 @@ TEST(OnednnNarrowPointwise, OneThreadGivesTheSameResults) {
   for (const NarrowCase& c :
        {NarrowCase{"residual and Clip on one thread", {1, 32, 12, 20}, 24, true, "internal", "Clip"},
         NarrowCase{"fed by rows on one thread", {2, 16, 9, 13}, 16, true, "input", "Relu"},
-        NarrowCase{"an expansion on one thread", {1, 16, 9, 13}, 96, true, "input", "Clip", 1, true, "expand"}}) {
+        NarrowCase{"an expansion on one thread", {1, 16, 9, 13}, 96, true, "input", "Clip", 1, true, "expand"},
+        NarrowCase{"a small map on one thread", {1, 320, 7, 7}, 1280, true, "", "Clip", 1, true, "small"}}) {
     const Counts before;
     expect_matches_reference(narrow_model(c), narrow_inputs(c, 5), {}, c.what,
                              environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1));
