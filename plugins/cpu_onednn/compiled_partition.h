@@ -46,7 +46,7 @@ struct Counters {
   // 1x1 convolutions with at most 64 input channels and a multiple of 16
   // output channels (expansions) built as host steps (ops/narrow_pointwise.h)
   std::atomic<uint64_t> expand_pointwise_steps{0};
-  // 1x1 convolutions on at most 64 pixels with a multiple of 32 output
+  // 1x1 convolutions on at most 256 pixels with a multiple of 32 output
   // channels built as host steps (ops/narrow_pointwise.h)
   std::atomic<uint64_t> small_map_pointwise_steps{0};
 };

@@ -187,32 +187,35 @@ std::optional<std::pair<Kind, Kernels>> kernels_for(int64_t k, int64_t n) {
   return std::pair{Kind::kExpand, expand_kernels<1>()};
 }
 
-// Small maps (at most 64 pixels: MobileNetV2's 7x7 stage): weights packed
-// per column chunk of 16 Q channels ([chunk][k][16 Q], one contiguous block
-// a chunk) and the chunks split across threads, every chunk computing all
-// the pixels, 7 rows at a time, while its weights stay in L1 / L2. Up to
-// 2 MB of weights: ResNet-50's 7x7 layers (4 MB) ran 1.3-1.9 % slower
-// than with oneDNN.
-constexpr int64_t kSmallMapMaxPixels = 64;
+// Small maps (at most 256 pixels: MobileNetV2's 14x14 and 7x7 stages):
+// weights packed per column chunk of 16 Q channels ([chunk][k][16 Q], one
+// contiguous block a chunk), each chunk computing its pixels 7 rows at a
+// time while its weights stay in cache. Up to 2 MB of weights: ResNet-50's
+// 7x7 layers (4 MB) ran 1.3-1.9 % slower than with oneDNN.
+constexpr int64_t kSmallMapMaxPixels = 256;
 constexpr int64_t kSmallMapMaxWeightBytes = 2 * 1024 * 1024;
+// Threads split the chunks on maps up to this many pixels (each reads the
+// whole input, a few KB per channel), and the rows on larger ones (14x14:
+// splitting chunks there ran 1.5 % slower at 2 threads).
+constexpr int64_t kChunkSplitMaxPixels = 64;
 constexpr int kSmallMapRows = 7;
 
 template <int Q, bool Residual>
 __attribute__((target("avx512f,fma"))) void chunk_columns(const float* in, const float* packed, const float* bias,
                                                          const float* residual, float* out, const Geometry& g,
-                                                         int64_t pixels, int64_t c0, int64_t c1) {
+                                                         int64_t m0, int64_t m1, int64_t c0, int64_t c1) {
   constexpr int R = kSmallMapRows;
   for (int64_t c = c0; c < c1; ++c) {
     const float* weights = packed + c * g.k * 16 * Q;
-    int64_t m = 0;
-    for (; m + R <= pixels; m += R)
+    int64_t m = m0;
+    for (; m + R <= m1; m += R)
       tile<Q, false, R, Residual>(in, weights, 16 * Q, bias, residual, out, g, m, c * 16 * Q);
-    for (; m < pixels; ++m) tile<Q, false, 1, Residual>(in, weights, 16 * Q, bias, residual, out, g, m, c * 16 * Q);
+    for (; m < m1; ++m) tile<Q, false, 1, Residual>(in, weights, 16 * Q, bias, residual, out, g, m, c * 16 * Q);
   }
 }
 
 using ChunksFn = void (*)(const float*, const float*, const float*, const float*, float*, const Geometry&, int64_t,
-                          int64_t, int64_t);
+                          int64_t, int64_t, int64_t);
 
 struct ChunkKernels {
   ChunksFn plain = nullptr, residual = nullptr;
@@ -353,14 +356,23 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   if (chunked) {
     const ChunksFn kernel = has_residual ? chunked->residual : chunked->plain;
     const int64_t chunks = out_channels / chunked->chunk_channels;
+    const bool split_rows = pixels > kChunkSplitMaxPixels;
     const int threads = b.options().threads;
     b.add_host_step(
         [=](const std::vector<dnnl::memory>& m) {
           const auto* in = static_cast<const float*>(m[0].get_data_handle());
           const Operands o = operands(m, 1, in_place, has_residual);
-          for_each_thread_range(threads, chunks, [&](int64_t c0, int64_t c1) {
-            kernel(in, o.weights, o.bias, o.residual, o.out, g, pixels, c0, c1);
-          });
+          if (split_rows) {
+            const int64_t units = (pixels + kSmallMapRows - 1) / kSmallMapRows;
+            for_each_thread_range(threads, units, [&](int64_t u0, int64_t u1) {
+              kernel(in, o.weights, o.bias, o.residual, o.out, g, u0 * kSmallMapRows,
+                     std::min(pixels, u1 * kSmallMapRows), 0, chunks);
+            });
+          } else {
+            for_each_thread_range(threads, chunks, [&](int64_t c0, int64_t c1) {
+              kernel(in, o.weights, o.bias, o.residual, o.out, g, 0, pixels, c0, c1);
+            });
+          }
         },
         args, n.label());
     ++counters().small_map_pointwise_steps;

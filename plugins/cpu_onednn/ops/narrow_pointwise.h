@@ -1,7 +1,7 @@
 // 1x1 convolutions oneDNN 2.6 computes poorly, as host steps on AVX-512
 // machines: 16k + 8 output channels (MobileNetV2's 24), or 16; at most 64
 // input channels and a multiple of 16 output channels (expansions); or at
-// most 64 pixels with a multiple of 32 output channels (small maps).
+// most 256 pixels with a multiple of 32 output channels (small maps).
 //
 // oneDNN 2.6's brgconv_1x1 computes the last 8 channels with masked 16-lane
 // vectors, so a quarter of its FMA work on 24 channels is wasted: 84-86
@@ -39,12 +39,14 @@
 // per-channel Mul / Add became separate passes that cost more than it saved.
 // Its rows feed a banded depthwise step after it (ops/depthwise.h).
 //
-// Small maps (MobileNetV2's 7x7 stage, 0.6-1.6 MB of weights a layer, read
-// from DRAM each run): the weights are packed in contiguous chunks of 32 or
-// 48 output channels, each chunk computing every pixel while its weights
-// stay in cache, and threads split the chunks. Hot, standalone: 100-109
-// GFLOP/s on its shapes. Whole model, same process, alternating runs:
-// 3.2-3.7 % less time per run at 1 thread, 1.0-1.8 % at 2. Same post-op
+// Small maps (MobileNetV2's 7x7 and 14x14 stages, up to 1.6 MB of weights a
+// layer, read from DRAM each run): the weights are packed in contiguous
+// chunks of 32 or 48 output channels, each chunk computing its pixels while
+// its weights stay in cache; threads split the chunks on 7x7 maps, the rows
+// on larger ones. Hot, standalone: 100-109 GFLOP/s on the 7x7 shapes. Whole
+// model, same process, alternating runs: the 7x7 layers took 3.2-3.7 % less
+// time per run at 1 thread, 1.0-1.8 % at 2; the 14x14 ones another 0.2-2.2
+// % at 1 and 2.0-2.5 % at 2 (ResNet-50's layer3: 2.1-2.6 %). Same post-op
 // rule as expansions; up to 2 MB of weights (ResNet-50's 4 MB layer4 ran
 // 1.3-1.9 % slower this way).
 #pragma once
@@ -61,7 +63,7 @@ namespace loom::onednn {
 // stride 1, no padding or dilation, constant weights (and bias), the input
 // already channels-last, and output channels 8, 16, 24 or 40, or else
 // `chain` absorbed up to oneDNN's post-ops and either at most 64 input
-// channels and a multiple of 16 output channels or at most 64 pixels, a
+// channels and a multiple of 16 output channels or at most 256 pixels, a
 // multiple of 32 output channels and 2 MB of weights. Returns the number of
 // chain nodes absorbed, or nullopt (nothing built).
 std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);

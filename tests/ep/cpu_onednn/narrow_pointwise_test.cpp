@@ -1,6 +1,6 @@
 // 1x1 convolutions with 16k + 8 (or 16) output channels, with at most 64
 // input channels and a multiple of 16 output channels (expansions), or on at
-// most 64 pixels (small maps), as host steps (ops/narrow_pointwise.h):
+// most 256 pixels (small maps), as host steps (ops/narrow_pointwise.h):
 // results vs the reference EP with bias,
 // residual Adds (in place and read from elsewhere), clamps, tail rows and
 // batches, on two threads and one, fed row band by row band by the
@@ -128,18 +128,22 @@ std::vector<NarrowCase> cases() {
       {"32->144, a residual input, Clip, tail rows", {1, 32, 9, 13}, 144, true, "input", "Clip", 1, true, "expand"},
       {"16->32 without bias, 35 pixels", {1, 16, 7, 5}, 32, false, "", "", 1, true, "expand"},
       {"48->80, batch of 2", {2, 48, 6, 5}, 80, true, "", "Relu", 1, true, "expand"},
-      // Small maps: 3 and 2 vectors of output channels a chunk.
+      // Small maps: 3 and 2 vectors of output channels a chunk; threads split
+      // the chunks up to 64 pixels, the rows beyond.
       {"MobileNetV2's 7x7 160->960 with Clip", {1, 160, 7, 7}, 960, true, "", "Clip", 1, true, "small"},
       {"960->160 with the residual Add, in place", {1, 960, 7, 7}, 160, true, "internal", "", 1, true, "small"},
       {"576->160, a residual input, then Clip", {1, 576, 7, 7}, 160, true, "input", "Clip", 1, true, "small"},
       {"96->96 on a batch of 2 of 5x6 (60 pixels, tail rows)", {2, 96, 5, 6}, 96, false, "", "Relu", 1, true,
        "small"},
+      {"MobileNetV2's 14x14 96->576 with Clip", {1, 96, 14, 14}, 576, true, "", "Clip", 1, true, "small"},
+      {"576->96 on 13x19 with the residual Add, in place", {1, 576, 13, 19}, 96, true, "internal", "", 1, true,
+       "small"},
       // Left to oneDNN.
-      {"65 pixels", {1, 96, 5, 13}, 96, true, "", "", 1, true, ""},
+      {"257 pixels", {1, 96, 1, 257}, 96, true, "", "", 1, true, ""},
       {"7x7 with weights over 2 MB (1024->640)", {1, 1024, 7, 7}, 640, true, "", "", 1, true, ""},
       {"7x7 with 80 output channels (not a multiple of 32)", {1, 96, 7, 7}, 80, true, "", "", 1, true, ""},
       {"7x7 with a Sigmoid after it", {1, 96, 7, 7}, 96, true, "", "Sigmoid", 1, true, ""},
-      {"32 channels from 96", {1, 96, 14, 14}, 32, true, "", "", 1, true, ""},
+      {"32 channels from 96 on 17x17", {1, 96, 17, 17}, 32, true, "", "", 1, true, ""},
       {"stride 2", {1, 32, 14, 14}, 24, true, "", "", 2, true, ""},
       {"a plain (NCHW) input", {1, 32, 14, 14}, 24, true, "", "", 1, false, ""},
       {"an expansion with a Sigmoid after it (a post-op the step lacks)", {1, 16, 8, 8}, 96, true, "", "Sigmoid", 1,
