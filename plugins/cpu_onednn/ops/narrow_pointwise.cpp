@@ -286,6 +286,33 @@ void build_fed_by_rows(ProgramBuilder& b, ProgramBuilder::BandRows producer, Row
       all, producer.label + " + " + label);
 }
 
+// The small-map step: `args` are the step's (input, chunk-packed weights,
+// bias, dst, [residual]).
+void add_small_map_step(ProgramBuilder& b, const std::vector<ValueId>& args, const ChunkKernels& kernels,
+                        const Geometry& g, int64_t pixels, bool in_place, bool has_residual, const std::string& label) {
+  const ChunksFn kernel = has_residual ? kernels.residual : kernels.plain;
+  const int64_t chunks = g.n / kernels.chunk_channels;
+  const bool split_rows = pixels > kChunkSplitMaxPixels;
+  const int threads = b.options().threads;
+  b.add_host_step(
+      [=](const std::vector<dnnl::memory>& m) {
+        const auto* in = static_cast<const float*>(m[0].get_data_handle());
+        const Operands o = operands(m, 1, in_place, has_residual);
+        if (split_rows) {
+          const int64_t units = (pixels + kSmallMapRows - 1) / kSmallMapRows;
+          for_each_thread_range(threads, units, [&](int64_t u0, int64_t u1) {
+            kernel(in, o.weights, o.bias, o.residual, o.out, g, u0 * kSmallMapRows,
+                   std::min(pixels, u1 * kSmallMapRows), 0, chunks);
+          });
+        } else {
+          for_each_thread_range(threads, chunks, [&](int64_t c0, int64_t c1) {
+            kernel(in, o.weights, o.bias, o.residual, o.out, g, 0, pixels, c0, c1);
+          });
+        }
+      },
+      args, label);
+}
+
 }  // namespace
 
 std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
@@ -323,9 +350,10 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
       g.lo = -std::numeric_limits<float>::infinity(), g.hi = std::numeric_limits<float>::infinity();
     --used;
   }
-  // An expansion only when it computes every post-op oneDNN would fuse:
-  // PP-OCR det's expansions followed by HardSwish or per-channel Mul / Add
-  // became 2-3 separate passes over a wide map, more than the step saved.
+  // Expansions and small maps only when the step computes every post-op
+  // oneDNN would fuse: PP-OCR det's expansions followed by HardSwish or
+  // per-channel Mul / Add became 2-3 separate passes over a wide map, more
+  // than the step saved.
   const bool expand = kernels && kernels->first == Kind::kExpand;
   if ((expand || chunked) && used < ops.size()) return std::nullopt;
   // ONNX weights [n][k][1][1] as [k][n]: one row of output channels per
@@ -354,27 +382,7 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   if (sum != nullptr && !in_place) args.push_back(b.require(sum->operand, dst_desc));
   const bool has_residual = sum != nullptr;
   if (chunked) {
-    const ChunksFn kernel = has_residual ? chunked->residual : chunked->plain;
-    const int64_t chunks = out_channels / chunked->chunk_channels;
-    const bool split_rows = pixels > kChunkSplitMaxPixels;
-    const int threads = b.options().threads;
-    b.add_host_step(
-        [=](const std::vector<dnnl::memory>& m) {
-          const auto* in = static_cast<const float*>(m[0].get_data_handle());
-          const Operands o = operands(m, 1, in_place, has_residual);
-          if (split_rows) {
-            const int64_t units = (pixels + kSmallMapRows - 1) / kSmallMapRows;
-            for_each_thread_range(threads, units, [&](int64_t u0, int64_t u1) {
-              kernel(in, o.weights, o.bias, o.residual, o.out, g, u0 * kSmallMapRows,
-                     std::min(pixels, u1 * kSmallMapRows), 0, chunks);
-            });
-          } else {
-            for_each_thread_range(threads, chunks, [&](int64_t c0, int64_t c1) {
-              kernel(in, o.weights, o.bias, o.residual, o.out, g, 0, pixels, c0, c1);
-            });
-          }
-        },
-        args, n.label());
+    add_small_map_step(b, args, *chunked, g, pixels, in_place, has_residual, n.label());
     ++counters().small_map_pointwise_steps;
     return finish_chain(b, n, chain, ops, used, dst);
   }
@@ -383,7 +391,6 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
     build_fed_by_rows(b, std::move(*producer), kernel, g, args, in_place, has_residual, n.label());
     ++counters().row_fed_pointwise_steps;
   } else {
-    const int64_t pixels = xd[0] * s.dst_dims[2] * s.dst_dims[3];
     const int64_t units = (pixels + kSplitRows - 1) / kSplitRows;
     const int threads = b.options().threads;
     b.add_host_step(
