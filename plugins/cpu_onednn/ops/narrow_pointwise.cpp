@@ -111,30 +111,21 @@ LOOM_INLINE void tile(const float* in, const float* weights, int64_t weight_stri
   }
 }
 
-// Output rows [m0, m1).
-template <int Q, bool Half, bool Residual>
+// Output rows [m0, m1), R rows at a time, in column chunks of Q 16-lane
+// vectors (then one 8-lane vector when `Half`): one chunk on narrow outputs
+// (n = 16 Q + 8), n / 16 Q chunks on expansions.
+template <int Q, bool Half, int R, bool Residual>
 __attribute__((target("avx512f,fma"))) void pointwise_rows(const float* in, const float* packed, const float* bias,
                                                        const float* residual, float* out, const Geometry& g,
                                                        int64_t m0, int64_t m1) {
-  int64_t m = m0;
-  for (; m + kTileRows <= m1; m += kTileRows)
-    tile<Q, Half, kTileRows, Residual>(in, packed, g.n, bias, residual, out, g, m, 0);
-  for (; m < m1; ++m) tile<Q, Half, 1, Residual>(in, packed, g.n, bias, residual, out, g, m, 0);
-}
-
-// Output rows [m0, m1) of an expansion: n is a multiple of 16 Q, computed
-// in column chunks of Q vectors, R rows at a time.
-template <int Q, int R, bool Residual>
-__attribute__((target("avx512f,fma"))) void expand_rows(const float* in, const float* packed, const float* bias,
-                                                       const float* residual, float* out, const Geometry& g,
-                                                       int64_t m0, int64_t m1) {
+  constexpr int64_t kChunk = 16 * Q + (Half ? 8 : 0);
   int64_t m = m0;
   for (; m + R <= m1; m += R)
-    for (int64_t c = 0; c < g.n; c += 16 * Q)
-      tile<Q, false, R, Residual>(in, packed + c, g.n, bias, residual, out, g, m, c);
+    for (int64_t c = 0; c < g.n; c += kChunk)
+      tile<Q, Half, R, Residual>(in, packed + c, g.n, bias, residual, out, g, m, c);
   for (; m < m1; ++m)
-    for (int64_t c = 0; c < g.n; c += 16 * Q)
-      tile<Q, false, 1, Residual>(in, packed + c, g.n, bias, residual, out, g, m, c);
+    for (int64_t c = 0; c < g.n; c += kChunk)
+      tile<Q, Half, 1, Residual>(in, packed + c, g.n, bias, residual, out, g, m, c);
 }
 
 using RowsFn = void (*)(const float*, const float*, const float*, const float*, float*, const Geometry&, int64_t,
@@ -149,14 +140,14 @@ struct Kernels {
 
 template <int Q, bool Half>
 Kernels narrow_kernels() {
-  return {pointwise_rows<Q, Half, false>, pointwise_rows<Q, Half, true>};
+  return {pointwise_rows<Q, Half, kTileRows, false>, pointwise_rows<Q, Half, kTileRows, true>};
 }
 
 // Q vectors of accumulators for R = 24 / Q rows (with the Q weight vectors
 // and a broadcast, within AVX-512's 32 registers).
 template <int Q>
 Kernels expand_kernels() {
-  return {expand_rows<Q, 24 / Q, false>, expand_rows<Q, 24 / Q, true>};
+  return {pointwise_rows<Q, false, 24 / Q, false>, pointwise_rows<Q, false, 24 / Q, true>};
 }
 
 // Input channels an expansion may have, and its weights' size: they stay in
