@@ -35,12 +35,7 @@ std::string banded_model(const BandedCase& c) {
   m.float_initializer("lo", {}, {0.f});
   m.float_initializer("hi", {}, {6.f});
   std::string src = "x";
-  if (c.channels_last_input) {
-    random_weights(m, "wx", {in, 1, 3, 3}, 11, 9);
-    auto& first = m.node("Conv", {"x", "wx"}, {src = "x1"});
-    testing::add_int_attr(first, "group", in);
-    add_ints_attr(first, "pads", {1, 1, 1, 1});
-  }
+  if (c.channels_last_input) depthwise_3x3(m, "x", src = "x1", in, "wx", 11);
   random_weights(m, "we", {ch, in, 1, 1}, 7, in);
   if (c.expand_bias) random_weights(m, "be", {ch}, 8);
   c.expand_bias ? m.node("Conv", {src, "we", "be"}, {"e0"}) : m.node("Conv", {src, "we"}, {"e0"});

@@ -74,6 +74,18 @@ inline void random_weights(testing::ModelBuilder& m, const std::string& name, co
 using testing::add_float_attr;
 using testing::add_ints_attr;
 using testing::add_string_attr;
+
+// A depthwise 3x3 Conv of `channels` channels, pads 1 (same dims), random
+// weights `weights` (from `seed`), no bias, `input` -> `output`. On
+// cpu_onednn it is the depthwise step, whose result is channels-last: tests
+// put one first to give the node after it an NHWC input.
+inline void depthwise_3x3(testing::ModelBuilder& m, const std::string& input, const std::string& output,
+                          int64_t channels, const std::string& weights, uint32_t seed) {
+  random_weights(m, weights, {channels, 1, 3, 3}, seed, 9);
+  auto& dw = m.node("Conv", {input, weights}, {output});
+  testing::add_int_attr(dw, "group", channels);
+  add_ints_attr(dw, "pads", {1, 1, 1, 1});
+}
 inline void int64_initializer(testing::ModelBuilder& m, const std::string& name, const std::vector<int64_t>& values) {
   auto* t = m.proto().mutable_graph()->add_initializer();
   t->set_name(name);

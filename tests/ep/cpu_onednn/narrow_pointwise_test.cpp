@@ -35,12 +35,7 @@ std::string narrow_model(const NarrowCase& c) {
   const int64_t in = c.x[1], out = c.out_channels;
   m.input("x", kFloat, c.x);
   std::string src = "x";
-  if (c.channels_last_input) {
-    random_weights(m, "wd", {in, 1, 3, 3}, 3, 9);
-    auto& dw = m.node("Conv", {"x", "wd"}, {src = "d"});
-    testing::add_int_attr(dw, "group", in);
-    add_ints_attr(dw, "pads", {1, 1, 1, 1});
-  }
+  if (c.channels_last_input) depthwise_3x3(m, "x", src = "d", in, "wd", 3);
   random_weights(m, "w", {out, in, 1, 1}, 4, in);
   if (c.bias) random_weights(m, "b", {out}, 5);
   auto& conv = c.bias ? m.node("Conv", {src, "w", "b"}, {"c"}) : m.node("Conv", {src, "w"}, {"c"});
