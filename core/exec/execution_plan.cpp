@@ -16,6 +16,19 @@ std::vector<SlotId> Step::reads() const {
   return read;
 }
 
+bool Step::reads_at_launch(SlotId slot, size_t slot_memory) const {
+  if (kind == StepKind::kCopy) return slot_memory == 0;
+  for (size_t i = 0; i < input_on_host.size() && i < inputs.size(); ++i)
+    if (input_on_host[i] && inputs[i] == slot) return true;
+  return false;
+}
+
+bool Step::writes_at_launch(SlotId slot) const {
+  for (size_t i = 0; i < output_on_host.size() && i < outputs.size(); ++i)
+    if (output_on_host[i] && outputs[i] == slot) return true;
+  return false;
+}
+
 ExecutionPlan::~ExecutionPlan() {
   for (auto& [def, kernel] : created_kernels) def->release(kernel);
   for (Step& s : steps)

@@ -70,6 +70,10 @@ struct Step {
   LOOM_CompiledPartition* partition = nullptr; // kPartition
   std::vector<SlotId> inputs;   // kNoSlot for omitted optional inputs
   std::vector<SlotId> outputs;  // kNoSlot for unnamed outputs
+  // kKernel: per input / output, whether the kernel reads / writes it on the
+  // host during compute (LOOM_KernelDef.host_inputs / host_outputs); such
+  // slots live in host memory. Empty when none is.
+  std::vector<bool> input_on_host, output_on_host;
   std::vector<SlotId> frees;    // intermediate slots whose last reader is this step
   std::string label;            // "node 'conv1' (Conv) on 'reference'", for messages
   std::string name;             // for profiles: the node's name (first node of a partition), else the label
@@ -89,6 +93,12 @@ struct Step {
 
   // The slots the step reads (inputs and subgraph captures), each once.
   std::vector<SlotId> reads() const;
+  // Whether the step reads `slot` on the host when it is launched (a copy's
+  // host source, a kernel's host input) rather than on its stream.
+  bool reads_at_launch(SlotId slot, size_t slot_memory) const;
+  // Whether output `slot` is complete when the launch returns (a kernel's
+  // host output) rather than when the stream reaches the step.
+  bool writes_at_launch(SlotId slot) const;
 };
 
 struct MemoryKind {

@@ -22,6 +22,19 @@ using plugin_host::EpInstance;
 // so a plan past it comes from declared shapes no run will make.
 constexpr int64_t kMaxPlannedBytes = int64_t{1} << 40;
 
+// Per input (or output) of `def`, whether its kernel reads (writes) it on the
+// host (LOOM_KernelDef.host_inputs / host_outputs); empty when none is.
+std::vector<bool> on_host(const LOOM_KernelDef* def, bool outputs, size_t count) {
+  if (def == nullptr || !LOOM_HAS_FIELD(def, LOOM_KernelDef, host_output_count)) return {};
+  const int32_t* list = outputs ? def->host_outputs : def->host_inputs;
+  const uint64_t n = outputs ? def->host_output_count : def->host_input_count;
+  if (list == nullptr || n == 0) return {};
+  std::vector<bool> flags(count, false);
+  for (uint64_t k = 0; k < n; ++k)
+    if (list[k] >= 0 && static_cast<size_t>(list[k]) < count) flags[static_cast<size_t>(list[k])] = true;
+  return flags;
+}
+
 // Output element types as the op's ONNX schema determines them.
 std::vector<Step::OutputTypeRule> output_type_rules(const ir::Graph& g, const ir::Node& n) {
   std::vector<Step::OutputTypeRule> rules(n.outputs.size());
@@ -223,12 +236,16 @@ class PlanBuilder {
       step.label = "node " + n.label() + " on '" + ep.name() + "'";
       step.name = n.name.empty() ? n.label() : n.name;
       step.op_type = n.op_type;
-      for (const std::string& in : n.inputs) {
+      step.input_on_host = on_host(g.kernel, false, n.inputs.size());
+      step.output_on_host = on_host(g.kernel, true, n.outputs.size());
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const std::string& in = n.inputs[i];
         if (in.empty()) {
           step.inputs.push_back(kNoSlot);
           continue;
         }
-        LOOM_ASSIGN_OR_RETURN(SlotId s, input_slot(in, m, step.label));
+        const bool host = i < step.input_on_host.size() && step.input_on_host[i];
+        LOOM_ASSIGN_OR_RETURN(SlotId s, input_slot(in, host ? 0 : m, step.label));
         step.inputs.push_back(s);
       }
       LOOM_RETURN_IF_ERROR(plan_subgraphs(n, step));
@@ -245,12 +262,14 @@ class PlanBuilder {
     } else {
       LOOM_RETURN_IF_ERROR(compile_group(g, ep, m, step, outputs));
     }
-    for (const std::string& o : outputs) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::string& o = outputs[i];
       if (o.empty()) {
         step.outputs.push_back(kNoSlot);
         continue;
       }
-      SlotId s = new_slot(o, SlotKind::kIntermediate, m);
+      const bool host = i < step.output_on_host.size() && step.output_on_host[i];
+      SlotId s = new_slot(o, SlotKind::kIntermediate, host ? 0 : m);
       value_slot_[o] = s;
       step.outputs.push_back(s);
     }
@@ -351,52 +370,58 @@ class PlanBuilder {
   // after the producer, and the first consumer on each other stream waits on
   // it. A stream that already waited for the same or a later point of the
   // producer's stream waits no more (streams run in order), and values made
-  // on the host need no event (host steps are complete when they return).
+  // on the host need no event (host steps, and host outputs of any step,
+  // are complete when the launch returns). A value a step reads on the host
+  // at launch (a copy's host source, a kernel's host input) is waited for
+  // by the host, even when its producer ran on the step's own stream.
   // A barrier ends the plan when any stream is asynchronous.
   void insert_synchronization() {
     if (plan_->streams.size() == 1) return;
     std::vector<Step>& steps = plan_->steps;
     const size_t n = steps.size(), nstreams = plan_->streams.size();
     std::vector<int> producer(plan_->slots.size(), -1);
+    std::vector<bool> made_at_launch(plan_->slots.size(), false);
     // waited[c][q]: the latest step of stream q that stream c has waited for.
     std::vector<std::vector<int>> waited(nstreams, std::vector<int>(nstreams, -1));
-    std::vector<std::vector<int>> waits(n);
+    std::vector<std::vector<std::pair<size_t, int>>> waits(n);  // (waiting stream, producer step)
     std::vector<int> event_after(n, -1);
-    std::vector<size_t> waiter(n, kHostStream);
     for (size_t i = 0; i < n; ++i) {
-      // Copies read a host source when launched, so the host waits for it.
-      const bool reads_host_at_launch =
-          steps[i].kind == StepKind::kCopy && plan_->slots[steps[i].inputs[0]].memory == 0;
-      const size_t c = reads_host_at_launch ? kHostStream : steps[i].stream;
-      std::vector<int> latest(nstreams, -1);
+      // latest[c][q]: the latest step of stream q that stream c must wait for.
+      std::map<size_t, std::vector<int>> latest;
       for (SlotId s : steps[i].reads()) {
         const int p = producer[s];
-        if (p < 0) continue;
+        if (p < 0 || made_at_launch[s]) continue;
+        const size_t c = steps[i].reads_at_launch(s, plan_->slots[s].memory) ? kHostStream : steps[i].stream;
         const size_t q = steps[p].stream;
-        if (q != kHostStream && q != c) latest[q] = std::max(latest[q], p);
+        if (q == kHostStream || q == c) continue;
+        auto& row = latest.try_emplace(c, nstreams, -1).first->second;
+        row[q] = std::max(row[q], p);
       }
-      waiter[i] = c;
-      for (size_t q = 0; q < nstreams; ++q) {
-        if (latest[q] < 0 || waited[c][q] >= latest[q]) continue;
-        waited[c][q] = latest[q];
-        waits[i].push_back(latest[q]);
-        if (event_after[latest[q]] < 0) {
-          event_after[latest[q]] = static_cast<int>(plan_->events.size());
-          plan_->events.push_back(q);
+      for (auto& [c, row] : latest)
+        for (size_t q = 0; q < nstreams; ++q) {
+          if (row[q] < 0 || waited[c][q] >= row[q]) continue;
+          waited[c][q] = row[q];
+          waits[i].emplace_back(c, row[q]);
+          if (event_after[row[q]] < 0) {
+            event_after[row[q]] = static_cast<int>(plan_->events.size());
+            plan_->events.push_back(q);
+          }
         }
-      }
       for (SlotId s : steps[i].outputs)
-        if (s != kNoSlot) producer[s] = static_cast<int>(i);
+        if (s != kNoSlot) {
+          producer[s] = static_cast<int>(i);
+          made_at_launch[s] = steps[i].writes_at_launch(s);
+        }
     }
     std::vector<std::string> labels;
     for (const Step& st : steps) labels.push_back(st.label);
     std::vector<Step> ordered;
     std::vector<size_t> new_index(n);
     for (size_t i = 0; i < n; ++i) {
-      for (int p : waits[i]) {
+      for (auto [c, p] : waits[i]) {
         Step w;
         w.kind = StepKind::kWait;
-        w.stream = waiter[i];
+        w.stream = c;
         w.event = event_after[p];
         w.label = "event " + std::to_string(w.event) + " (after " + labels[p] + ")";
         w.name = "wait " + w.label;
@@ -431,8 +456,8 @@ class PlanBuilder {
   // stream, stays reserved until the host knows the read is done (a host
   // wait for a later point of that stream, or the barrier): otherwise a step
   // elsewhere could reuse bytes the stream has yet to read. Copies read host
-  // sources when launched (LOOM_DataTransfer_Copy_Args), so they are exempt
-  // for host memory.
+  // sources when launched (LOOM_DataTransfer_Copy_Args) and kernels read
+  // their host inputs during compute, so those reads are exempt.
   void extend_async_reads(std::vector<int>& last_use) const {
     const std::vector<Step>& steps = plan_->steps;
     if (plan_->streams.size() == 1) return;
@@ -460,7 +485,7 @@ class PlanBuilder {
       if (st.stream == kHostStream) continue;
       for (SlotId s : st.reads()) {
         const size_t m = plan_->slots[s].memory;
-        if (touching[m].size() < 2 || (st.kind == StepKind::kCopy && m == 0)) continue;
+        if (touching[m].size() < 2 || st.reads_at_launch(s, m)) continue;
         last_use[s] = std::max(last_use[s], host_knows_done(st.stream, i));
       }
     }

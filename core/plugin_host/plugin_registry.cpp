@@ -13,13 +13,18 @@ namespace fs = std::filesystem;
 std::string sv(LOOM_StringView v) { return v.size && v.data ? std::string(v.data, v.size) : std::string(); }
 }  // namespace
 
-Provider read_provider(const LOOM_EpFactory* f, const PluginLibrary& library) {
+Provider read_provider(const LOOM_EpFactory* f, const PluginLibrary& library,
+                       const std::map<std::string, std::string>& options) {
   Provider p;
   p.name = sv(f->name);
   p.factory = f;
   p.library = &library;
+  std::vector<LOOM_KeyValue> kv;
+  for (const auto& [k, v] : options) kv.push_back({{k.data(), k.size()}, {v.data(), v.size()}});
   LOOM_EpFactory_GetDevices_Args args{};
   args.struct_size = LOOM_EpFactory_GetDevices_Args_STRUCT_SIZE;
+  args.options = kv.data();
+  args.option_count = kv.size();
   Status st = from_abi(f->get_devices(f->state, &args));
   if (!st) {
     p.unavailable_reason = "get_devices failed: " + st.message();
@@ -152,7 +157,9 @@ void PluginRegistry::add_library(std::unique_ptr<PluginLibrary> lib, const std::
   report.abi = std::to_string(l.api().abi_major) + "." + std::to_string(l.api().abi_minor);
   report.variant = variant_note;
   for (const LOOM_EpFactory* f : l.factories()) {
-    Provider p = read_provider(f, l);
+    auto configured = provider_options_.find(sv(f->name));
+    Provider p = read_provider(f, l, configured != provider_options_.end() ? configured->second
+                                                                           : std::map<std::string, std::string>());
     PluginReport::Factory rf;
     rf.name = p.name;
     for (const Provider::Device& d : p.devices)

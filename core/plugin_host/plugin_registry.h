@@ -36,11 +36,18 @@ struct Provider {
 // A factory of a loaded library as a provider: its devices as get_devices
 // reports them, each description checked. A factory whose devices cannot be
 // read, or that has none, gets no devices and an unavailable_reason.
-Provider read_provider(const LOOM_EpFactory* factory, const PluginLibrary& library);
+// `options` are the provider's configured options (get_devices sees them).
+Provider read_provider(const LOOM_EpFactory* factory, const PluginLibrary& library,
+                       const std::map<std::string, std::string>& options = {});
 
 class PluginRegistry {
  public:
   ~PluginRegistry();
+  // Per-provider options from the configuration, handed to each factory's
+  // get_devices when its library loads: set before scanning.
+  void set_provider_options(std::map<std::string, std::map<std::string, std::string>> options) {
+    provider_options_ = std::move(options);
+  }
   // Loads every shared library in `dir` (sorted by name); of several builds
   // of one plugin (same name) only the one with the highest score on this
   // machine (LOOM_PluginApi.score) is initialised, the others are reported
@@ -71,6 +78,7 @@ class PluginRegistry {
   std::vector<PluginReport> reports_;
   std::shared_ptr<onnxio::OpSchemas> op_schemas_ = std::make_shared<onnxio::OpSchemas>();
   std::vector<CustomKernel> custom_kernels_;
+  std::map<std::string, std::map<std::string, std::string>> provider_options_;
 };
 
 }  // namespace loom::plugin_host

@@ -49,6 +49,7 @@ Expected<std::shared_ptr<Environment>> Environment::create(const Config& config)
   std::shared_ptr<Environment> env(new Environment());
   env->impl_->config = config;
   log::set_level(config.log_level);
+  env->impl_->registry.set_provider_options(config.provider_options);
   // Configured directories come first so their providers shadow bundled ones.
   for (const std::string& dir : config.plugin_dirs) {
     Status st = env->impl_->registry.scan_directory(dir);

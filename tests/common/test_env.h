@@ -58,4 +58,9 @@ inline std::vector<float> values_of(const Tensor& t) {
   return std::vector<float>(p, p + t.element_count());
 }
 
+inline std::vector<int64_t> int64_values_of(const Tensor& t) {
+  const int64_t* p = t.data_as<int64_t>();
+  return std::vector<int64_t>(p, p + t.element_count());
+}
+
 }  // namespace loom::testing

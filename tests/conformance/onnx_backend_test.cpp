@@ -13,7 +13,14 @@
 //
 // Usage: loom_conformance --suite DIR --expectations FILE [--filter SUBSTRING]
 //                         [--providers a,b] (default: reference only)
+//                         [--provider-option P:KEY=VALUE ...]
+//                         [--require-provider P [--list-claimed]]
 // Prints each unexpected result and ends with "N passed, M failed".
+// --expectations may be given several times (the lists are merged: a
+// provider's own file next to the reference's). With --require-provider,
+// cases where provider P runs no node are skipped and counted as not
+// claimed; --list-claimed then only prints the names of the cases P claims
+// (sessions are created, nothing runs: a virtual device will do).
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -149,10 +156,23 @@ std::string compare_values(const Value& expected, const Value& actual, const std
   return "";
 }
 
-// Empty string when the case passes, else why it failed.
-std::string run_case(const std::shared_ptr<Environment>& env, const fs::path& dir) {
+// Whether provider `p` runs at least one node of the session.
+bool places_on(const Session& s, const std::string& p) {
+  for (const auto& n : s.placement().nodes)
+    if (n.provider == p) return true;
+  return false;
+}
+
+constexpr char kNotClaimed[] = "\x01not claimed";
+
+// Empty string when the case passes, else why it failed; kNotClaimed when
+// `required` is set and runs none of its nodes.
+std::string run_case(const std::shared_ptr<Environment>& env, const fs::path& dir, const std::string& required = "",
+                     bool create_only = false) {
   auto session = Session::create(env, (dir / "model.onnx").string());
   if (!session) return session.status().message();
+  if (!required.empty() && !places_on(**session, required)) return kNotClaimed;
+  if (create_only) return "";
   const auto& inputs = (*session)->inputs();
   const auto& outputs = (*session)->outputs();
   std::vector<fs::path> sets;
@@ -212,14 +232,33 @@ std::map<std::string, std::string> read_expectations(const std::string& path, st
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string suite, expectations_path, filter;
+  std::string suite, filter, required;
+  std::vector<std::string> expectation_paths;
   std::vector<std::string> providers = {"reference"};
+  std::map<std::string, std::map<std::string, std::string>> provider_options;
+  bool list_claimed = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--list-claimed") {
+      list_claimed = true;
+      for (int k = i; k + 1 < argc; ++k) argv[k] = argv[k + 1];
+      --argc;
+      break;
+    }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--suite") suite = argv[i + 1];
-    else if (flag == "--expectations") expectations_path = argv[i + 1];
+    else if (flag == "--expectations") expectation_paths.push_back(argv[i + 1]);
     else if (flag == "--filter") filter = argv[i + 1];
-    else if (flag == "--providers") {
+    else if (flag == "--require-provider") required = argv[i + 1];
+    else if (flag == "--provider-option") {
+      const std::string spec = argv[i + 1];
+      const size_t colon = spec.find(':'), eq = spec.find('=');
+      if (colon == std::string::npos || eq == std::string::npos || eq < colon) {
+        std::cerr << "--provider-option wants PROVIDER:KEY=VALUE, got " << spec << "\n";
+        return 2;
+      }
+      provider_options[spec.substr(0, colon)][spec.substr(colon + 1, eq - colon - 1)] = spec.substr(eq + 1);
+    } else if (flag == "--providers") {
       providers.clear();
       std::stringstream list(argv[i + 1]);
       for (std::string p; std::getline(list, p, ',');)
@@ -229,18 +268,24 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (suite.empty() || expectations_path.empty()) {
-    std::cerr << "usage: loom_conformance --suite DIR --expectations FILE [--filter SUBSTRING] [--providers a,b]\n";
+  if (suite.empty() || (expectation_paths.empty() && !list_claimed) || (list_claimed && required.empty())) {
+    std::cerr << "usage: loom_conformance --suite DIR --expectations FILE [--filter SUBSTRING] [--providers a,b]\n"
+                 "       [--provider-option P:KEY=VALUE] [--require-provider P [--list-claimed]]\n";
     return 2;
   }
   std::string error;
-  auto expected_failures = read_expectations(expectations_path, &error);
-  if (!error.empty()) {
-    std::cerr << error << "\n";
-    return 2;
+  std::map<std::string, std::string> expected_failures;
+  for (const std::string& path : expectation_paths) {
+    auto more = read_expectations(path, &error);
+    if (!error.empty()) {
+      std::cerr << error << "\n";
+      return 2;
+    }
+    expected_failures.insert(more.begin(), more.end());
   }
   Config config;
   config.providers = providers;
+  config.provider_options = provider_options;
   config.log_level = "off";
   auto env = Environment::create(config);
   if (!env) {
@@ -256,12 +301,21 @@ int main(int argc, char** argv) {
     std::cerr << "no test cases under " << suite << "\n";
     return 2;
   }
-  int passed = 0, failed = 0, unexpected = 0;
+  if (list_claimed) {
+    for (const fs::path& dir : cases)
+      if (run_case(*env, dir, required, true).empty()) std::cout << dir.filename().string() << "\n";
+    return 0;
+  }
+  int passed = 0, failed = 0, unexpected = 0, not_claimed = 0;
   std::set<std::string> seen;
   for (const fs::path& dir : cases) {
     const std::string name = dir.filename().string();
     seen.insert(name);
-    const std::string why = run_case(*env, dir);
+    const std::string why = run_case(*env, dir, required);
+    if (why == kNotClaimed) {
+      ++not_claimed;
+      continue;
+    }
     const bool expect_fail = expected_failures.count(name) > 0;
     if (why.empty()) {
       ++passed;
@@ -279,12 +333,13 @@ int main(int argc, char** argv) {
     }
   }
   for (const auto& [name, reason] : expected_failures)
-    if (!seen.count(name) && filter.empty()) {
+    if (!seen.count(name) && filter.empty() && required.empty()) {
       ++unexpected;
       std::cout << "STALE EXPECTATION " << name << ": no such case in " << suite << "\n";
     }
   std::cout << "suite " << suite << ": " << expected_failures.size() << " expected failures listed, " << unexpected
             << " unexpected results\n";
+  if (!required.empty()) std::cout << not_claimed << " not claimed by " << required << " (skipped)\n";
   std::cout << passed << " passed, " << failed << " failed\n";
   return unexpected == 0 ? 0 : 1;
 }

@@ -8,6 +8,9 @@
 //  - "test_async_host" and "test_async_host_b": the same stream machinery on
 //    host memory, so work on one asynchronous stream can feed another without
 //    the host waiting.
+// The device EP also has Shape (its output written on the host during
+// compute) and Reshape (its shape input read on the host), as a GPU EP
+// serves shape operands (LOOM_KernelDef.host_inputs / host_outputs).
 // Option "ops" (comma list, e.g. "Relu,Mul") limits the kernels an EP
 // offers, so tests can place each node where they want; "latency_us" sets
 // the delay before each queued job (default 200); "fuse" = "1" makes the EP
@@ -20,6 +23,7 @@
 // ran, host-side waits (stream and event synchronizations), stream-side
 // waits, copies, live device allocations, streams, events, kernel objects,
 // compiled partitions and run states, and the calls made at each fault point.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -281,6 +285,40 @@ void binary(KernelContext& ctx) {
   });
 }
 
+// Shape: dims only, written on the host (an output_on_host kernel).
+void shape(KernelContext& ctx) {
+  maybe_fail(FaultPoint::kCompute);
+  ConstTensor x = ctx.required_input(0);
+  check_memory(x, kDeviceMemory, "Shape");
+  const std::vector<int64_t> dims = x.shape();
+  Tensor y = ctx.output(0, {static_cast<int64_t>(dims.size())}, LOOM_DTYPE_INT64);
+  check_memory(y, kHostMemory, "Shape");
+  std::copy(dims.begin(), dims.end(), y.mutable_data<int64_t>());
+}
+
+// Reshape: the shape is read on the host now (an input_on_host kernel), the
+// bytes are copied on the stream.
+void reshape(KernelContext& ctx) {
+  maybe_fail(FaultPoint::kCompute);
+  ConstTensor x = ctx.required_input(0), shape = ctx.required_input(1);
+  check_memory(x, kDeviceMemory, "Reshape");
+  check_memory(shape, kHostMemory, "Reshape");
+  std::vector<int64_t> dims = shape.to_int64_vector();
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 0) dims[i] = x.dim(i);
+    if (dims[i] == -1) infer = static_cast<int64_t>(i);
+    else known *= dims[i];
+  }
+  if (infer >= 0) dims[static_cast<size_t>(infer)] = known == 0 ? 0 : x.size() / known;
+  Tensor y = ctx.output(0, dims, LOOM_DTYPE_FLOAT);
+  LOOM_SDK_ENFORCE(y.size() == x.size(), "test_async Reshape: element count changes");
+  const float* in = x.data<float>();
+  float* out = y.mutable_data<float>();
+  const size_t n = static_cast<size_t>(x.size());
+  launch(ctx, [in, out, n] { std::memcpy(out, in, n * sizeof(float)); });
+}
+
 int32_t can_copy(void*, const LOOM_MemoryInfo* src, const LOOM_MemoryInfo* dst) {
   const std::string s(from_view(src->name)), d(from_view(dst->name));
   return (s == kHostMemory || s == kDeviceMemory) && (d == kHostMemory || d == kDeviceMemory) && s != d;
@@ -334,6 +372,10 @@ KernelRegistry async_kernels(const std::string& ops) {
   if (offered(ops, "Relu")) k.add_class<NodeKernel<relu<kMemory>>>("", "Relu", 6, LOOM_OPSET_OPEN_END, f);
   if (offered(ops, "Add")) k.add_class<NodeKernel<binary<kMemory, false>>>("", "Add", 7, LOOM_OPSET_OPEN_END, f);
   if (offered(ops, "Mul")) k.add_class<NodeKernel<binary<kMemory, true>>>("", "Mul", 7, LOOM_OPSET_OPEN_END, f);
+  if (kMemory == kDeviceMemory && offered(ops, "Shape"))
+    k.add_class<NodeKernel<shape>>("", "Shape", 1, LOOM_OPSET_OPEN_END, f).output_on_host(0);
+  if (kMemory == kDeviceMemory && offered(ops, "Reshape"))
+    k.add_class<NodeKernel<reshape>>("", "Reshape", 5, LOOM_OPSET_OPEN_END, f).input_on_host(1);
   return k;
 }
 

@@ -181,6 +181,53 @@ TEST(AsyncStreamTest, StreamWaitsOnAnotherStreamWithoutHost) {
   }
 }
 
+// Shape operands stay on the host (LOOM_KernelDef.host_inputs /
+// host_outputs): Shape on the device writes its dims on the host, the host
+// computes the new shape from them without waiting for the device, and
+// Reshape on the device reads that shape (and a constant one) on the host:
+// no copies but the input's and the output's, no event.
+TEST(AsyncStreamTest, ShapeOperandsStayOnTheHost) {
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {4, 256});
+  m.int64_initializer("scale", {2}, {1, 2});
+  m.int64_initializer("halve", {2}, {2, 1});
+  m.int64_initializer("flat", {2}, {1, 1024});
+  m.node("Relu", {"x"}, {"r"}, "relu");                 // test_async
+  m.node("Shape", {"r"}, {"s"}, "shape");               // test_async, dims on the host
+  m.node("Mul", {"s", "scale"}, {"s2"}, "mul_shape");   // reference: [4, 512]
+  m.node("Div", {"s2", "halve"}, {"s3"}, "div_shape");  // reference: [2, 512]
+  m.node("Reshape", {"r", "s3"}, {"a"}, "reshape");     // test_async, computed shape
+  m.node("Reshape", {"a", "flat"}, {"b"}, "flatten");   // test_async, constant shape
+  m.node("Relu", {"b"}, {"y"}, "relu2");
+  m.output("y", ::onnx::TensorProto::FLOAT, {1, 1024});
+  m.output("s", ::onnx::TensorProto::INT64, {2});
+  auto session = Session::create_from_bytes(async_env({"test_async", "reference"}), m.bytes());
+  auto reference = Session::create_from_bytes(testing::reference_env(), m.bytes());
+  ASSERT_TRUE(session.has_value()) << session.status().message();
+  ASSERT_TRUE(reference.has_value()) << reference.status().message();
+  for (const auto& n : (*session)->placement().nodes)
+    EXPECT_EQ(n.provider, n.node_name == "mul_shape" || n.node_name == "div_shape" ? "reference" : "test_async")
+        << n.node_name;
+  const std::string plan = (*session)->describe_plan();
+  EXPECT_EQ(count(plan, "copy "), 2u) << plan;  // x in, y out
+  EXPECT_EQ(count(plan, "record event"), 0u) << plan;
+  EXPECT_EQ(count(plan, "host waits for event"), 0u) << plan;
+  AsyncCounters c = counters();
+  ASSERT_NE(c.event_host_syncs, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    const Tensor x = input(0.1f * static_cast<float>(i));
+    const uint64_t event_syncs = c.event_host_syncs();
+    auto got = (*session)->run({{"x", x}});
+    auto want = (*reference)->run({{"x", x}});
+    ASSERT_TRUE(got.has_value()) << got.status().message();
+    ASSERT_TRUE(want.has_value()) << want.status().message();
+    EXPECT_EQ((*got)[0].dims(), (std::vector<int64_t>{1, 1024}));
+    EXPECT_EQ(values_of((*got)[0]), values_of((*want)[0]));
+    EXPECT_EQ(testing::int64_values_of((*got)[1]), (std::vector<int64_t>{4, 256}));
+    EXPECT_EQ(c.event_host_syncs() - event_syncs, 0u);
+  }
+}
+
 TEST(AsyncStreamTest, ConcurrentRunsAreBitIdenticalAndReleaseEverything) {
   auto env = async_env({"test_async", "reference"});
   AsyncCounters c = counters();  // the environment loaded the plugin

@@ -126,10 +126,15 @@ typedef struct LOOM_EpFactory_GetDevices_Args {
   /* out: when device_count is 0, why (e.g. "no CUDA driver"); lives as long
    * as the factory. */
   LOOM_StringView unavailable_reason;
+  /* in (0.2): the provider's options from the configuration, as create_ep
+   * will get them (e.g. a virtual device for placement without hardware);
+   * live during the call. get_devices is called once per factory. */
+  const LOOM_KeyValue* options;
+  uint64_t option_count;
 } LOOM_EpFactory_GetDevices_Args;
 #define LOOM_EpFactory_GetDevices_Args_STRUCT_SIZE \
-  LOOM_STRUCT_SIZE(LOOM_EpFactory_GetDevices_Args, unavailable_reason)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_EpFactory_GetDevices_Args, unavailable_reason);
+  LOOM_STRUCT_SIZE(LOOM_EpFactory_GetDevices_Args, option_count)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_EpFactory_GetDevices_Args, option_count);
 
 typedef struct LOOM_EpFactory_CreateEp_Args {
   uint64_t struct_size;

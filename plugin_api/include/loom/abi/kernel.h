@@ -62,8 +62,23 @@ typedef struct LOOM_KernelDef {
    * NULL / 0 for none. Lives as long as the table. */
   const int32_t* inplace_pairs;
   uint64_t inplace_pair_count; /* pairs, not int32 values */
+  /* Optional (0.2): indices of inputs the kernel reads on the host while
+   * compute runs (shape-like operands of a device kernel: a Reshape's
+   * shape, a Slice's starts). The host binds them in host memory whatever
+   * memory the EP's other values live in: a constant stays where it is,
+   * and a value made on an asynchronous stream is copied to the host and
+   * waited for by the host before compute is called. NULL / 0 for none.
+   * Lives as long as the table. */
+  const int32_t* host_inputs;
+  uint64_t host_input_count;
+  /* Optional (0.2): indices of outputs the kernel writes on the host during
+   * compute (a Shape's dims): allocated in host memory and complete when
+   * compute returns, so no reader waits on the EP's stream for them. NULL /
+   * 0 for none. Lives as long as the table. */
+  const int32_t* host_outputs;
+  uint64_t host_output_count;
 } LOOM_KernelDef;
-#define LOOM_KernelDef_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_KernelDef, inplace_pair_count)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_KernelDef, inplace_pair_count);
+#define LOOM_KernelDef_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_KernelDef, host_output_count)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_KernelDef, host_output_count);
 
 #endif /* LOOM_ABI_KERNEL_H */

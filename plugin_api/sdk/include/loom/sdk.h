@@ -1,5 +1,6 @@
 // Loom plugin SDK: umbrella header (header-only, C++17).
 #pragma once
+#include "loom/sdk/checked.h"
 #include "loom/sdk/custom_op.h"
 #include "loom/sdk/dtype.h"
 #include "loom/sdk/ep.h"

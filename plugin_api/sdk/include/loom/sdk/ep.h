@@ -160,6 +160,12 @@ class EpFactory {
   virtual ~EpFactory() = default;
   // Devices this factory can run on; empty (with a reason) when unavailable.
   virtual std::vector<DeviceSpec> devices() { return {DeviceSpec{"cpu"}}; }
+  // The same, knowing the provider's configured options (hosts older than
+  // ABI 0.2 pass none). The default ignores them.
+  virtual std::vector<DeviceSpec> devices_for(const Options& options) {
+    (void)options;
+    return devices();
+  }
   virtual std::string unavailable_reason() { return {}; }
   virtual std::unique_ptr<Ep> create_ep(size_t device_index, const Options& options) = 0;
 
@@ -180,7 +186,12 @@ class EpFactory {
       EpFactory* f = from(state);
       if (!f->devices_listed_) {
         f->devices_listed_ = true;
-        f->specs_ = f->devices();
+        Options options;
+        if (LOOM_HAS_FIELD(args, LOOM_EpFactory_GetDevices_Args, option_count))
+          for (uint64_t i = 0; i < args->option_count; ++i)
+            options.emplace_back(std::string(from_view(args->options[i].key)),
+                                 std::string(from_view(args->options[i].value)));
+        f->specs_ = f->devices_for(options);
         f->reason_ = f->unavailable_reason();
         // Sized once: the pointers below point into these vectors.
         f->memory_infos_.resize(f->specs_.size());

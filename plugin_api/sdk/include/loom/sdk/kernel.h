@@ -136,6 +136,38 @@ class KernelRegistry {
     return *this;
   }
 
+  // The kernel added last reads input `input` on the host during compute
+  // (LOOM_KernelDef.host_inputs): a device kernel's shape-like operand.
+  KernelRegistry& input_on_host(int input) {
+    Entry& e = entries_.back();
+    e.host_inputs.push_back(input);
+    e.def.host_inputs = e.host_inputs.data();
+    e.def.host_input_count = e.host_inputs.size();
+    return *this;
+  }
+  // The kernel added last writes output `output` on the host during compute
+  // (LOOM_KernelDef.host_outputs), e.g. a device EP's Shape.
+  KernelRegistry& output_on_host(int output) {
+    Entry& e = entries_.back();
+    e.host_outputs.push_back(output);
+    e.def.host_outputs = e.host_outputs.data();
+    e.def.host_output_count = e.host_outputs.size();
+    return *this;
+  }
+
+  // Class kernel built with an EP-wide context: K(const Node&, const C&).
+  // `context` must outlive the registry's kernels (the EP owns both).
+  template <class K, class C>
+  KernelRegistry& add_class_with(std::string domain, std::string op_type, int since, int end, const C* context,
+                                 std::vector<TypeConstraintSpec> constraints = {}) {
+    Entry& e = emplace(std::move(domain), std::move(op_type), since, end, std::move(constraints));
+    e.context = context;
+    e.def.create = &create_class_with<K, C>;
+    e.def.compute = &compute_class<K>;
+    e.def.release = &release_class<K>;
+    return *this;
+  }
+
   const LOOM_KernelDef* const* defs() const { return pointers_.data(); }
   size_t size() const { return pointers_.size(); }
 
@@ -147,6 +179,8 @@ class KernelRegistry {
     std::vector<const LOOM_TypeConstraint*> constraint_ptrs;
     KernelFn fn = nullptr;
     std::vector<int32_t> inplace;  // flattened (input, output) pairs
+    std::vector<int32_t> host_inputs, host_outputs;
+    const void* context = nullptr;  // add_class_with's context
     LOOM_KernelDef def{};
   };
 
@@ -193,6 +227,11 @@ class KernelRegistry {
   template <class K>
   static LOOM_Status* create_class(LOOM_Kernel_Create_Args* args) noexcept {
     return guarded([&] { args->kernel = new K(Node(args->node)); });
+  }
+  template <class K, class C>
+  static LOOM_Status* create_class_with(LOOM_Kernel_Create_Args* args) noexcept {
+    const Entry* e = static_cast<const Entry*>(args->kernel_def_state);
+    return guarded([&] { args->kernel = new K(Node(args->node), *static_cast<const C*>(e->context)); });
   }
   template <class K>
   static LOOM_Status* compute_class(const void* kernel, LOOM_KernelContext* ctx) noexcept {
