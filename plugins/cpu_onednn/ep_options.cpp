@@ -2,31 +2,23 @@
 
 #include <omp.h>
 
-#include <stdexcept>
 #include <string>
+
+#include "common/option_values.h"
 
 namespace loom::onednn {
 namespace {
 
+constexpr char kProvider[] = "cpu_onednn";
+
 [[noreturn]] void bad_option(const std::string& key, const std::string& value, const char* expected) {
-  throw sdk::Error("cpu_onednn: option " + key + " must be " + expected + ", got '" + value + "'",
-                   LOOM_STATUS_INVALID_ARGUMENT);
+  plugin_options::bad_option(kProvider, key, value, expected);
 }
-
 int parse_threads(const std::string& key, const std::string& value) {
-  try {
-    size_t used = 0;
-    const int n = std::stoi(value, &used);
-    if (used == value.size() && n >= 0) return n;
-  } catch (const std::exception&) {
-  }
-  bad_option(key, value, "a non-negative integer");
+  return plugin_options::parse_non_negative(kProvider, key, value);
 }
-
 bool parse_bool(const std::string& key, const std::string& value) {
-  if (value == "true" || value == "1" || value == "on") return true;
-  if (value == "false" || value == "0" || value == "off") return false;
-  bad_option(key, value, "true or false");
+  return plugin_options::parse_bool(kProvider, key, value);
 }
 
 }  // namespace

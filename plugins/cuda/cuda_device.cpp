@@ -1,16 +1,13 @@
 #include "cuda_device.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "cuda_check.h"
+#include "stream_resources.h"
 
 namespace loom::cuda {
 namespace {
-
-struct StreamState {
-  int device;
-  cudaStream_t stream;
-};
 
 struct EventState {
   int device;
@@ -22,13 +19,31 @@ bool is_host(const LOOM_MemoryInfo* m) { return m != nullptr && sdk::from_view(m
 
 void* device_alloc(void* state, uint64_t bytes, uint64_t) {
   // cudaMalloc aligns to at least 256 bytes, more than any kernel asks.
-  if (cudaSetDevice(*static_cast<int*>(state)) != cudaSuccess) return nullptr;
+  const int device = *static_cast<int*>(state);
+  // A virtual device hands out host memory, so a run gets as far as its
+  // first copy or launch and fails there with kVirtualDeviceMessage rather
+  // than with a bare allocation failure.
+  if (device < 0) return std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (cudaSetDevice(device) != cudaSuccess) return nullptr;
   void* p = nullptr;
-  return cudaMalloc(&p, bytes) == cudaSuccess ? p : nullptr;
+  if (cudaMalloc(&p, bytes) != cudaSuccess) return nullptr;
+  // Tests (LOOM_CUDA_POISON=1) fill fresh memory with 0xFF bytes (NaN as
+  // float16 / float32, -1 as integers), so an output element no kernel
+  // writes cannot pass for a right answer.
+  static const bool poison = [] {
+    const char* v = std::getenv("LOOM_CUDA_POISON");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  if (poison && (cudaMemset(p, 0xFF, bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)) {
+    cudaFree(p);
+    return nullptr;
+  }
+  return p;
 }
 
 void device_free(void* state, void* p) {
   if (p == nullptr) return;
+  if (*static_cast<int*>(state) < 0) return std::free(p);
   cudaSetDevice(*static_cast<int*>(state));
   cudaFree(p);
 }
@@ -43,6 +58,7 @@ int32_t can_copy(void*, const LOOM_MemoryInfo* src, const LOOM_MemoryInfo* dst) 
 LOOM_Status* copy(void* state, const LOOM_DataTransfer_Copy_Args* a) {
   if (!can_copy(state, a->src_memory, a->dst_memory))
     return sdk::make_status(LOOM_STATUS_INVALID_ARGUMENT, "cuda: cannot copy between these memories");
+  if (*static_cast<int*>(state) < 0) return sdk::make_status(LOOM_STATUS_NOT_IMPLEMENTED, kVirtualDeviceMessage);
   if (LOOM_Status* s = status_of(cudaSetDevice(*static_cast<int*>(state)), "cudaSetDevice")) return s;
   const cudaMemcpyKind kind = is_host(a->src_memory)   ? cudaMemcpyHostToDevice
                               : is_host(a->dst_memory) ? cudaMemcpyDeviceToHost
@@ -54,48 +70,54 @@ LOOM_Status* copy(void* state, const LOOM_DataTransfer_Copy_Args* a) {
 }  // namespace
 
 cudaStream_t native(LOOM_Stream* stream) {
-  return stream == nullptr ? nullptr : static_cast<StreamState*>(stream->state)->stream;
+  return stream == nullptr ? nullptr : static_cast<StreamResources*>(stream->state)->stream();
 }
 
-DeviceObjects::DeviceObjects(int device) : device_(device) {
+// The allocator and transfer read their device from `state_device_`: -1 on
+// a virtual device, which they refuse.
+DeviceObjects::DeviceObjects(int device, bool is_virtual)
+    : device_(device), virtual_(is_virtual), state_device_(is_virtual ? -1 : device) {
   memory_.struct_size = LOOM_MemoryInfo_STRUCT_SIZE;
   memory_.name = sdk::to_view(kMemoryName);
   memory_.device_id = device;
   memory_.host_accessible = 0;
   allocator_.struct_size = LOOM_Allocator_STRUCT_SIZE;
-  allocator_.state = &device_;
+  allocator_.state = &state_device_;
   allocator_.memory = &memory_;
   allocator_.alloc = device_alloc;
   allocator_.free = device_free;
   transfer_.struct_size = LOOM_DataTransfer_STRUCT_SIZE;
-  transfer_.state = &device_;
+  transfer_.state = &state_device_;
   transfer_.can_copy = can_copy;
   transfer_.copy = copy;
 }
 
 LOOM_Stream* DeviceObjects::create_stream() const {
-  if (cudaSetDevice(device_) != cudaSuccess) return nullptr;
+  if (virtual_ || cudaSetDevice(device_) != cudaSuccess) return nullptr;
   cudaStream_t s = nullptr;
   if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return nullptr;
   auto* stream = new LOOM_Stream{};
   stream->struct_size = LOOM_Stream_STRUCT_SIZE;
-  stream->state = new StreamState{device_, s};
+  stream->state = new StreamResources(device_, s);
   stream->synchronize = [](void* st) noexcept -> LOOM_Status* {
-    auto* state = static_cast<StreamState*>(st);
-    return status_of(cudaStreamSynchronize(state->stream), "cudaStreamSynchronize");
+    auto* state = static_cast<StreamResources*>(st);
+    return status_of(cudaStreamSynchronize(state->stream()), "cudaStreamSynchronize");
   };
   stream->release = [](LOOM_Stream* self) noexcept {
-    auto* state = static_cast<StreamState*>(self->state);
-    cudaSetDevice(state->device);
-    cudaStreamDestroy(state->stream);
-    delete state;
+    auto* state = static_cast<StreamResources*>(self->state);
+    const int device = state->device();
+    const cudaStream_t s = state->stream();
+    delete state;  // frees its scratch on the stream first
+    cudaSetDevice(device);
+    cudaStreamSynchronize(s);
+    cudaStreamDestroy(s);
     delete self;
   };
   return stream;
 }
 
 LOOM_Event* DeviceObjects::create_event() const {
-  if (cudaSetDevice(device_) != cudaSuccess) return nullptr;
+  if (virtual_ || cudaSetDevice(device_) != cudaSuccess) return nullptr;
   cudaEvent_t e = nullptr;
   if (cudaEventCreate(&e) != cudaSuccess) return nullptr;  // with timing, for elapsed_us
   auto* event = new LOOM_Event{};

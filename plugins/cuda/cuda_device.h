@@ -1,7 +1,8 @@
 // The CUDA EP's device objects behind the ABI: the device allocator, the
 // data transfer (host <-> device, device <-> device, asynchronous on a
-// stream), streams (non-blocking cudaStream_t) and events (with timing, for
-// the profiler's device lane). Each object sets its device before CUDA calls.
+// stream), streams (non-blocking cudaStream_t, each with its library handles
+// and scratch: stream_resources.h) and events (with timing, for the
+// profiler's device lane). Each object sets its device before CUDA calls.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -15,18 +16,28 @@ constexpr char kMemoryName[] = "cuda";
 // The cudaStream_t behind a host stream (NULL stream: the legacy default).
 cudaStream_t native(LOOM_Stream* stream);
 
+// What a virtual device (option virtual_device) answers when asked to run.
+constexpr char kVirtualDeviceMessage[] =
+    "cuda: this is a virtual device (provider option virtual_device): it can be partitioned against but not run";
+
 class DeviceObjects {
  public:
-  explicit DeviceObjects(int device);
+  // `is_virtual`: no GPU behind it; allocations and copies fail with
+  // kVirtualDeviceMessage, and no streams are made (so the host plans it
+  // as a synchronous device).
+  DeviceObjects(int device, bool is_virtual);
   int device() const { return device_; }
   const LOOM_MemoryInfo* memory() const { return &memory_; }
   const LOOM_Allocator* allocator() const { return &allocator_; }
   const LOOM_DataTransfer* data_transfer() const { return &transfer_; }
   LOOM_Stream* create_stream() const;
   LOOM_Event* create_event() const;
+  bool is_virtual() const { return virtual_; }
 
  private:
   int device_;
+  bool virtual_;
+  int state_device_;  // what the allocator and transfer read: -1 when virtual
   LOOM_MemoryInfo memory_{};
   LOOM_Allocator allocator_{};
   LOOM_DataTransfer transfer_{};

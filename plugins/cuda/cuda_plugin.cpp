@@ -1,29 +1,39 @@
 // The CUDA EP (plugins/cuda): a kernel EP on the device's own memory, with
 // asynchronous streams and timed events. Devices come from the CUDA
 // runtime; with no driver or no GPU the provider lists none and says why
-// (the normal answer on a machine without a GPU, not an error).
+// (the normal answer on a machine without a GPU, not an error), unless the
+// option virtual_device asks for a device to partition against.
 #include <cuda_runtime.h>
 
 #include <memory>
 #include <string>
 
 #include "cuda_device.h"
-#include "kernels/elementwise.h"
+#include "ep_context.h"
+#include "kernel_table.h"
 #include "loom/sdk.h"
+#include "placement.h"
 
 namespace loom::cuda {
 namespace {
 
+constexpr char kVirtualDeviceName[] = "virtual CUDA device (placement only)";
+
 class CudaEp : public sdk::Ep {
  public:
-  explicit CudaEp(int device) : device_(device) { register_elementwise_kernels(kernels_); }
-  const sdk::KernelRegistry* kernels() const override { return &kernels_; }
+  CudaEp(int device, bool is_virtual, const EpOptions& options) : device_(device, is_virtual), table_(context_) {
+    context_.device = device;
+    context_.options = options;
+    register_all_kernels(table_);
+  }
+  const sdk::KernelRegistry* kernels() const override { return &table_.registry(); }
   bool has_capability() const override { return true; }
   void claim(const sdk::Graph& g, sdk::ClaimSink& sink) override {
-    for (size_t i = 0; i < g.node_count(); ++i) {
-      sdk::Node n = g.node(i);
-      if (elementwise_supports(n)) sink.claim_node(n.id(), "cuda kernel");
-      else sink.decline(n.id(), "no cuda kernel for this op, type or shape yet");
+    const std::vector<NodePlacement> placement = place_nodes(table_, g);
+    for (size_t i = 0; i < placement.size(); ++i) {
+      const uint64_t id = g.node(i).id();
+      if (placement[i].claim) sink.claim_node(id, placement[i].reason);
+      else sink.decline(id, placement[i].reason);
     }
   }
   const LOOM_Allocator* allocator() const override { return device_.allocator(); }
@@ -32,23 +42,24 @@ class CudaEp : public sdk::Ep {
   LOOM_Event* create_event() override { return device_.create_event(); }
 
  private:
+  EpContext context_;  // before table_, which keeps a reference
   DeviceObjects device_;
-  sdk::KernelRegistry kernels_;
+  KernelTable table_;
 };
 
 class CudaFactory : public sdk::EpFactory {
  public:
   CudaFactory() : EpFactory("cuda") {}
-  std::vector<sdk::DeviceSpec> devices() override {
+  std::vector<sdk::DeviceSpec> devices_for(const sdk::Options& options) override {
+    const EpOptions parsed = parse_ep_options(options);
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) {
-      reason_ = std::string("no usable CUDA device: ") + cudaGetErrorString(e);
-      return {};
-    }
-    if (count == 0) {
-      reason_ = "no CUDA device found";
-      return {};
+    if (e != cudaSuccess) reason_ = std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+    else if (count == 0) reason_ = "no CUDA device found";
+    if (e != cudaSuccess || count == 0) {
+      if (!parsed.virtual_device) return {};
+      virtual_ = true;
+      return {sdk::DeviceSpec{kVirtualDeviceName, kMemoryName, 0, false}};
     }
     std::vector<sdk::DeviceSpec> out;
     for (int i = 0; i < count; ++i) {
@@ -56,15 +67,30 @@ class CudaFactory : public sdk::EpFactory {
       const std::string name = cudaGetDeviceProperties(&p, i) == cudaSuccess ? p.name : "CUDA device";
       out.push_back(sdk::DeviceSpec{name + " (" + std::to_string(i) + ")", kMemoryName, i, false});
     }
+    device_count_ = count;
     return out;
   }
   std::string unavailable_reason() override { return reason_; }
-  std::unique_ptr<sdk::Ep> create_ep(size_t device_index, const sdk::Options&) override {
-    return std::make_unique<CudaEp>(static_cast<int>(device_index));
+  std::unique_ptr<sdk::Ep> create_ep(size_t device_index, const sdk::Options& options) override {
+    const EpOptions parsed = parse_ep_options(options);
+    if (parsed.precision == Precision::kFloat16)
+      throw sdk::Error("cuda: option precision=fp16 is not implemented yet (float16 models run natively)",
+                       LOOM_STATUS_NOT_IMPLEMENTED);
+    int device = static_cast<int>(device_index);
+    if (parsed.device_id != 0) {
+      if (!virtual_ && parsed.device_id >= device_count_)
+        throw sdk::Error("cuda: device_id " + std::to_string(parsed.device_id) + " but this machine has " +
+                             std::to_string(device_count_) + " CUDA device(s)",
+                         LOOM_STATUS_INVALID_ARGUMENT);
+      device = parsed.device_id;
+    }
+    return std::make_unique<CudaEp>(device, virtual_, parsed);
   }
 
  private:
   std::string reason_;
+  bool virtual_ = false;
+  int device_count_ = 0;
 };
 
 std::unique_ptr<sdk::Plugin> create_plugin() {
@@ -76,4 +102,4 @@ std::unique_ptr<sdk::Plugin> create_plugin() {
 }  // namespace
 }  // namespace loom::cuda
 
-LOOM_SDK_DEFINE_PLUGIN("cuda", "0.1.0", loom::cuda::create_plugin)
+LOOM_SDK_DEFINE_PLUGIN("cuda", "0.2.0", loom::cuda::create_plugin)

@@ -1,0 +1,54 @@
+// What every kernel of one CUDA EP shares: its device, its options, and
+// caches keyed by problem (a convolution's chosen algorithm). Owned by the
+// EP; kernels get a const reference when they are created
+// (KernelRegistry::add_class_with) and may read it from concurrent runs.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "ep_options.h"
+
+namespace loom::cuda {
+
+// A thread-safe map from a problem key (shapes, types, layout, settings) to
+// what was chosen for it, so each problem is searched once per EP.
+template <class Value>
+class ChoiceCache {
+ public:
+  std::optional<Value> find(const std::string& key) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return std::nullopt;
+    return it->second;
+  }
+  void put(const std::string& key, const Value& value) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    entries_.emplace(key, value);
+  }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.size();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, Value> entries_;
+};
+
+// A convolution's chosen algorithm and the workspace it needs.
+struct ConvChoice {
+  int algorithm = 0;  // cudnnConvolutionFwdAlgo_t / BwdDataAlgo_t value
+  size_t workspace_bytes = 0;
+  int math_type = 0;  // cudnnMathType_t value
+};
+
+struct EpContext {
+  int device = 0;
+  EpOptions options;
+  mutable ChoiceCache<ConvChoice> conv_choices;
+};
+
+}  // namespace loom::cuda

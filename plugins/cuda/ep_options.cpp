@@ -1,0 +1,57 @@
+#include "ep_options.h"
+
+#include "common/option_values.h"
+
+namespace loom::cuda {
+namespace {
+
+constexpr char kProvider[] = "cuda";
+
+[[noreturn]] void bad_option(const std::string& key, const std::string& value, const char* expected) {
+  plugin_options::bad_option(kProvider, key, value, expected);
+}
+bool parse_bool(const std::string& key, const std::string& value) {
+  return plugin_options::parse_bool(kProvider, key, value);
+}
+int parse_index(const std::string& key, const std::string& value) {
+  return plugin_options::parse_non_negative(kProvider, key, value);
+}
+
+std::string upper(std::string s) {
+  for (char& c : s)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return s;
+}
+
+}  // namespace
+
+EpOptions parse_ep_options(const sdk::Options& options) {
+  EpOptions parsed;
+  for (const auto& [key, value] : options) {
+    if (key == "virtual_device") {
+      parsed.virtual_device = parse_bool(key, value);
+    } else if (key == "device_id") {
+      parsed.device_id = parse_index(key, value);
+    } else if (key == "use_tf32") {
+      parsed.use_tf32 = parse_bool(key, value);
+    } else if (key == "cudnn_conv_algo_search") {
+      const std::string v = upper(value);
+      if (v == "HEURISTIC" || v == "DEFAULT") parsed.conv_algo_search = ConvAlgoSearch::kHeuristic;
+      else if (v == "EXHAUSTIVE") parsed.conv_algo_search = ConvAlgoSearch::kExhaustive;
+      else bad_option(key, value, "HEURISTIC, EXHAUSTIVE or DEFAULT");
+    } else if (key == "precision") {
+      if (value == "fp32") parsed.precision = Precision::kFloat32;
+      else if (value == "fp16") parsed.precision = Precision::kFloat16;
+      else bad_option(key, value, "fp32 or fp16");
+    } else if (key == "intra_op_threads") {
+      // Host threads: the EP's work runs on the device.
+    } else {
+      throw sdk::Error("cuda: unknown option '" + key +
+                           "' (known: virtual_device, device_id, use_tf32, cudnn_conv_algo_search, precision)",
+                       LOOM_STATUS_INVALID_ARGUMENT);
+    }
+  }
+  return parsed;
+}
+
+}  // namespace loom::cuda

@@ -1,0 +1,39 @@
+// The cuda provider options (config `provider_options.cuda`), parsed once
+// when the factory lists devices and again when the EP is created. Names
+// follow ONNX Runtime's CUDA provider where it has one (`device_id`,
+// `cudnn_conv_algo_search`, `use_tf32`), so configs carry over.
+#pragma once
+
+#include <string>
+
+#include "loom/sdk.h"
+
+namespace loom::cuda {
+
+enum class ConvAlgoSearch { kHeuristic, kExhaustive };
+enum class Precision { kFloat32, kFloat16 };
+
+struct EpOptions {
+  // `virtual_device` (true / false, default false): on a machine without a
+  // usable GPU, offer one virtual device that can be partitioned against
+  // (`loom partition`) but not run; ignored where a real GPU is present.
+  bool virtual_device = false;
+  // `device_id` (default 0): the CUDA device the EP runs on.
+  int device_id = 0;
+  // `use_tf32` (true / false, default false): float32 matrix products and
+  // convolutions may use TF32 tensor cores (10-bit mantissa inputs).
+  bool use_tf32 = false;
+  // `cudnn_conv_algo_search` (HEURISTIC or EXHAUSTIVE, default HEURISTIC;
+  // ORT's DEFAULT reads as HEURISTIC): how a convolution's algorithm is
+  // chosen, once per (shape, type, layout).
+  ConvAlgoSearch conv_algo_search = ConvAlgoSearch::kHeuristic;
+  // `precision` (fp32 or fp16, default fp32): fp16 runs float32 models in
+  // half precision where the libraries allow, inputs and outputs float32.
+  Precision precision = Precision::kFloat32;
+};
+
+// Throws sdk::Error (INVALID_ARGUMENT) naming the option on a bad value or
+// an unknown key. `intra_op_threads` (every EP gets it) is accepted.
+EpOptions parse_ep_options(const sdk::Options& options);
+
+}  // namespace loom::cuda

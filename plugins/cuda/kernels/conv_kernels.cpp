@@ -1,0 +1,217 @@
+// Convolutions on the CUDA EP: Conv, com.microsoft FusedConv and
+// ConvTranspose through cuDNN (kernels/conv_cudnn.h), float and float16
+// (FusedConv: float, as the reference EP), 1-D to 3-D. cuDNN pads both
+// ends alike, so asymmetric pads (explicit or from auto_pad) pre-pad X into
+// stream scratch, and a ConvTranspose whose pads or output_padding cuDNN
+// cannot express runs unpadded into scratch and is cropped out of it
+// (kernels/conv_geometry.h says how). Bias, FusedConv's residual Z and its
+// activation are one epilogue pass over Y (kernels/conv.h).
+#include <string>
+#include <vector>
+
+#include "kernel_table.h"
+#include "kernels/conv.h"
+#include "kernels/conv_cudnn.h"
+#include "kernels/conv_node.h"
+#include "kernels/kernel_support.h"
+
+namespace loom::cuda {
+namespace {
+
+[[noreturn]] void fail(const std::string& op, const std::string& why) {
+  throw sdk::Error("cuda " + op + ": " + why, LOOM_STATUS_INVALID_ARGUMENT);
+}
+
+Dims spatial_of(const Dims& d) { return Dims(d.begin() + 2, d.end()); }
+
+Dims with_batch_channels(int64_t n, int64_t c, const Dims& spatial) {
+  Dims d{n, c};
+  d.insert(d.end(), spatial.begin(), spatial.end());
+  return d;
+}
+
+// FusedConv's `activation` / `activation_params`, as the reference EP reads
+// them. Throws std::invalid_argument on an unknown activation or a wrong
+// parameter count.
+ConvEpilogue fused_activation(const sdk::Node& n) {
+  ConvEpilogue e;
+  const auto name = n.find_string("activation");
+  if (!name) return e;
+  const std::vector<float> params = n.attr_floats("activation_params");
+  auto take = [&](size_t count) {
+    if (params.size() != count)
+      throw std::invalid_argument("activation " + *name + " needs " + std::to_string(count) +
+                                  " activation_params, got " + std::to_string(params.size()));
+    if (count > 0) e.alpha = params[0];
+    if (count > 1) e.beta = params[1];
+  };
+  if (*name == "Relu")
+    e.activation = ConvActivation::kRelu;
+  else if (*name == "Tanh")
+    e.activation = ConvActivation::kTanh;
+  else if (*name == "Sigmoid")
+    e.activation = ConvActivation::kSigmoid;
+  else if (*name == "Silu")
+    e.activation = ConvActivation::kSilu;
+  else if (*name == "LeakyRelu")
+    e.activation = ConvActivation::kLeakyRelu, take(1);
+  else if (*name == "Clip")
+    e.activation = ConvActivation::kClip, take(2);
+  else if (*name == "HardSigmoid")
+    e.activation = ConvActivation::kHardSigmoid, take(2);
+  else
+    throw std::invalid_argument("unsupported activation '" + *name + "'");
+  return e;
+}
+
+// Bias and the activation (and Z) over y [N, channels, spatial...].
+void run_epilogue(const std::string& op, int32_t dtype, const ConvEpilogue& e, void* y, const sdk::ConstTensor& bias,
+                  const sdk::ConstTensor& z, const Dims& ys, int64_t count, cudaStream_t s) {
+  if (!bias.exists() && !z.exists() && e.activation == ConvActivation::kIdentity) return;
+  const int64_t channels = ys[1];
+  const int64_t spatial = count / (ys[0] * channels);  // count > 0, so N and channels > 0
+  check(launch_conv_epilogue(dtype, e, y, bias.exists() ? bias.raw_data() : nullptr,
+                             z.exists() ? z.raw_data() : nullptr, channels, spatial, count, s),
+        (op + " epilogue launch").c_str());
+}
+
+void check_same_type(const std::string& op, const sdk::ConstTensor& t, int32_t dtype, const char* what) {
+  if (t.exists() && t.dtype() != dtype)
+    fail(op,
+         std::string(what) + " has element type " + sdk::dtype_name(t.dtype()) + ", X has " + sdk::dtype_name(dtype));
+}
+
+void check_ranks(const std::string& op, const Dims& xs, const Dims& ws) {
+  if (xs.size() < 3) fail(op, "X must have rank >= 3, got " + std::to_string(xs.size()));
+  if (ws.size() != xs.size()) fail(op, "W and X ranks differ");
+  if (xs.size() > 5)
+    throw sdk::Error("cuda " + op + ": convolutions over " + std::to_string(xs.size() - 2) +
+                         " spatial dims are not supported (1 to 3)",
+                     LOOM_STATUS_NOT_IMPLEMENTED);
+}
+
+// Conv and FusedConv: Y = act(conv(X, W) + B + Z).
+class ConvKernel {
+ public:
+  ConvKernel(const sdk::Node& n, const EpContext& ep)
+      : ep_(ep),
+        op_(n.op_type()),
+        fused_(n.op_type() == "FusedConv"),
+        group_(n.attr_int("group", 1)),
+        attrs_(with_geometry_errors(op_, [&] { return window_attrs_of(n); })),
+        epilogue_(fused_ ? with_geometry_errors(op_, [&] { return fused_activation(n); }) : ConvEpilogue{}) {}
+
+  void compute(sdk::KernelContext& ctx) const {
+    const sdk::ConstTensor x = ctx.required_input(0), w = ctx.required_input(1), b = ctx.input(2);
+    const sdk::ConstTensor z = fused_ ? ctx.input(3) : sdk::ConstTensor();
+    const int32_t dtype = x.dtype();
+    check_same_type(op_, w, dtype, "W");
+    check_same_type(op_, b, dtype, "B");
+    check_same_type(op_, z, dtype, "Z");
+    const Dims xs = x.shape(), ws = w.shape();
+    check_ranks(op_, xs, ws);
+    if (group_ <= 0) fail(op_, "group must be positive");
+    const int64_t c = xs[1], m = ws[0];
+    if (c != sdk::checked_mul(ws[1], group_, "cuda " + op_ + " channels"))
+      fail(op_, "X has " + std::to_string(c) + " channels, W with group " + std::to_string(group_) + " expects " +
+                    std::to_string(ws[1] * group_));
+    if (m % group_ != 0) fail(op_, "output channels " + std::to_string(m) + " not divisible by group");
+    const Window g = with_geometry_errors(op_, [&] { return resolve_window(attrs_, spatial_of(xs), spatial_of(ws)); });
+    const Dims ys = with_batch_channels(xs[0], m, g.out);
+    if (b.exists() && b.size() != m)
+      fail(op_, "B has " + std::to_string(b.size()) + " elements, expected " + std::to_string(m));
+    if (z.exists() && z.shape() != ys) fail(op_, "Z must have Y's shape");
+    const int64_t count = element_count(ys, "cuda " + op_ + " output");
+    sdk::Tensor y = ctx.output(0, ys, dtype);
+    if (count == 0) return;
+    StreamResources& res = stream_resources(ctx);
+    if (x.size() == 0 || w.size() == 0) {  // no input channels: the convolution is zero
+      check(cudaMemsetAsync(y.raw_mutable_data(), 0, static_cast<size_t>(count) * element_bytes(dtype), res.stream()),
+            "cudaMemsetAsync");
+    } else {
+      conv_forward(res, ep_, g, group_, dtype, xs, x.raw_data(), ws, w.raw_data(), ys, y.raw_mutable_data());
+    }
+    run_epilogue(op_, dtype, epilogue_, y.raw_mutable_data(), b, z, ys, count, res.stream());
+  }
+
+ private:
+  const EpContext& ep_;
+  std::string op_;
+  bool fused_;
+  int64_t group_;
+  WindowAttrs attrs_;
+  ConvEpilogue epilogue_;
+};
+
+// ConvTranspose: cuDNN's backward-data convolution with W [C_in, C_out /
+// group, k...] as the forward filter.
+class ConvTransposeKernel {
+ public:
+  ConvTransposeKernel(const sdk::Node& n, const EpContext& ep) : ep_(ep), group_(n.attr_int("group", 1)) {
+    attrs_.window = with_geometry_errors(kOp, [&] { return window_attrs_of(n); });
+    attrs_.output_padding = n.attr_ints("output_padding");
+    attrs_.output_shape = n.attr_ints("output_shape");
+  }
+
+  void compute(sdk::KernelContext& ctx) const {
+    const sdk::ConstTensor x = ctx.required_input(0), w = ctx.required_input(1), b = ctx.input(2);
+    const int32_t dtype = x.dtype();
+    check_same_type(kOp, w, dtype, "W");
+    check_same_type(kOp, b, dtype, "B");
+    const Dims xs = x.shape(), ws = w.shape();
+    check_ranks(kOp, xs, ws);
+    const int64_t c = xs[1];
+    if (group_ <= 0 || c != ws[0] || c % group_ != 0)
+      fail(kOp, "X channels " + std::to_string(c) + " must equal W dim 0 " + std::to_string(ws[0]) +
+                    " and be divisible by group " + std::to_string(group_));
+    const int64_t m = sdk::checked_mul(ws[1], group_, "cuda ConvTranspose output channels");
+    const TransposeWindow g =
+        with_geometry_errors(kOp, [&] { return resolve_conv_transpose(attrs_, spatial_of(xs), spatial_of(ws)); });
+    const Dims ys = with_batch_channels(xs[0], m, g.out);
+    if (b.exists() && b.size() != m)
+      fail(kOp, "B has " + std::to_string(b.size()) + " elements, expected " + std::to_string(m));
+    const int64_t count = element_count(ys, "cuda ConvTranspose output");
+    sdk::Tensor y = ctx.output(0, ys, dtype);
+    if (count == 0) return;
+    StreamResources& res = stream_resources(ctx);
+    if (x.size() == 0 || w.size() == 0) {  // nothing reaches Y
+      check(cudaMemsetAsync(y.raw_mutable_data(), 0, static_cast<size_t>(count) * element_bytes(dtype), res.stream()),
+            "cudaMemsetAsync");
+    } else {
+      conv_transpose(res, ep_, g, group_, dtype, xs, x.raw_data(), ws, w.raw_data(), ys, y.raw_mutable_data());
+    }
+    run_epilogue(kOp, dtype, ConvEpilogue{}, y.raw_mutable_data(), b, sdk::ConstTensor(), ys, count, res.stream());
+  }
+
+ private:
+  static constexpr const char* kOp = "ConvTranspose";
+
+  const EpContext& ep_;
+  int64_t group_;
+  TransposeAttrs attrs_;
+};
+
+std::string conv_supported(const sdk::Node& node) {
+  if (node.attr_int("group", 1) <= 0) return "group must be positive";
+  return window_node_supported(node, 3, 5);
+}
+
+std::string fused_conv_supported(const sdk::Node& node) {
+  try {
+    fused_activation(node);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return conv_supported(node);
+}
+
+}  // namespace
+
+void register_conv_kernels(KernelTable& t) {
+  constexpr int kOpen = LOOM_OPSET_OPEN_END;
+  t.add<ConvKernel>("", "Conv", 1, kOpen, {{"T", kFloatTypes}}, conv_supported);
+  t.add<ConvKernel>("com.microsoft", "FusedConv", 1, kOpen, {{"T", {LOOM_DTYPE_FLOAT}}}, fused_conv_supported);
+  t.add<ConvTransposeKernel>("", "ConvTranspose", 1, kOpen, {{"T", kFloatTypes}}, conv_supported);
+}
+
+}  // namespace loom::cuda

@@ -1,0 +1,94 @@
+// Placement against the cuda EP on any machine: the provider option
+// virtual_device offers a device to partition against where no GPU is
+// (on a GPU machine the real device is used and the same placement must
+// come out). Shape arithmetic stays on the host; Shape writes its dims on
+// the host and Reshape reads its shape there, so no shape crosses to the
+// device. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ep/cuda/cuda_compare.h"
+
+namespace loom {
+namespace {
+
+using namespace cuda_testing;
+
+std::shared_ptr<Environment> virtual_env(std::map<std::string, std::string> extra = {}) {
+  Config c;
+  c.providers = {"cuda", "reference"};
+  c.fallback = FallbackPolicy::kAllow;
+  c.optimization_level = OptimizationLevel::kDisabled;
+  c.provider_options["cuda"] = {{"virtual_device", "1"}};
+  for (auto& [k, v] : extra) c.provider_options["cuda"][k] = v;
+  return testing::make_env(c);
+}
+
+// x -> Relu -> r; Shape(r)[0] -> Unsqueeze -> Concat with [-1] -> Reshape(r).
+std::string shape_chain_model() {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {2, 3, 4, 5});
+  m.int64_initializer("zero", {}, {0});
+  m.int64_initializer("axes", {1}, {0});
+  m.int64_initializer("minus_one", {1}, {-1});
+  m.node("Relu", {"x"}, {"r"}, "relu");
+  m.node("Shape", {"r"}, {"s"}, "shape");
+  testing::add_int_attr(m.node("Gather", {"s", "zero"}, {"n"}, "gather"), "axis", 0);
+  m.node("Unsqueeze", {"n", "axes"}, {"n1"}, "unsqueeze");
+  testing::add_int_attr(m.node("Concat", {"n1", "minus_one"}, {"target"}, "concat"), "axis", 0);
+  m.node("Reshape", {"r", "target"}, {"y"}, "reshape");
+  m.output("y", kFloat, {2, 60});
+  return m.bytes();
+}
+
+TEST(CudaVirtualDevice, IsOfferedAndPlacesShapeArithmeticOnTheHost) {
+  auto env = virtual_env();
+  ASSERT_TRUE(env);
+  const auto providers = env->available_providers();
+  ASSERT_NE(std::find(providers.begin(), providers.end(), "cuda"), providers.end())
+      << "cuda not offered: " << no_device_reason(*env);
+  auto s = Session::create_from_bytes(env, shape_chain_model());
+  ASSERT_TRUE(s.has_value()) << s.status().message();
+  for (const auto& n : (*s)->placement().nodes) {
+    const bool host = n.node_name == "gather" || n.node_name == "unsqueeze" || n.node_name == "concat";
+    EXPECT_EQ(n.provider, host ? "reference" : "cuda") << n.node_name << ": " << n.reason;
+    if (host) EXPECT_NE(n.reason.find("shape arithmetic"), std::string::npos) << n.node_name << ": " << n.reason;
+  }
+  // The shape is made and read on the host: it never goes to the device.
+  const std::string plan = (*s)->describe_plan();
+  EXPECT_EQ(plan.find("'target' from cpu"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("'s' from cuda"), std::string::npos) << plan;
+
+  const Tensor x = random_tensor(DType::kFloat, {2, 3, 4, 5}, 1);
+  auto out = (*s)->run({{"x", x}});
+  if (!no_device_reason(*cuda_env()).empty()) {
+    // Virtual: partitioned, not run.
+    ASSERT_FALSE(out.has_value());
+    EXPECT_NE(out.status().message().find("virtual device"), std::string::npos) << out.status().message();
+  } else {
+    ASSERT_TRUE(out.has_value()) << out.status().message();
+    auto ref = make_session(reference_env(), shape_chain_model());
+    ASSERT_TRUE(ref);
+    auto want = ref->run({{"x", x}});
+    ASSERT_TRUE(want.has_value());
+    expect_close((*want)[0], (*out)[0], {}, "shape chain");
+  }
+}
+
+TEST(CudaVirtualDevice, UnknownOptionIsNamed) {
+  auto env = virtual_env({{"no_such_option", "1"}});
+  ASSERT_TRUE(env);
+  const std::string reason = no_device_reason(*env);
+  EXPECT_NE(reason.find("unknown option 'no_such_option'"), std::string::npos) << reason;
+}
+
+TEST(CudaVirtualDevice, BadOptionValueIsNamed) {
+  auto env = virtual_env({{"cudnn_conv_algo_search", "FASTEST"}});
+  ASSERT_TRUE(env);
+  const std::string reason = no_device_reason(*env);
+  EXPECT_NE(reason.find("cudnn_conv_algo_search"), std::string::npos) << reason;
+}
+
+}  // namespace
+}  // namespace loom
