@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Ships big models to the GPU machine without their weights (the bundle must stay under 60 MiB).
+
+  model_weights.py strip IN.onnx OUT.onnx [--min-elements N]
+      Replaces every float32 initializer of at least N elements (default 65536) read as a
+      Conv / ConvTranspose / Gemm / MatMul weight with a recipe: its dims and a bound b = max |w|.
+      The recipe goes in the initializer's doc_string as "loom-recipe b=<bound>"; its data is dropped.
+  model_weights.py restore IN.onnx OUT.onnx
+      Regenerates each recipe's values: uniform in [-b, b) from a counter-based generator
+      (splitmix64 of the element index and a hash of the initializer's name), in numpy only,
+      so the same bytes come out on any machine. Torch initialises these layers uniformly in
+      +-1/sqrt(fan_in), so the regenerated weights have the trained-from-scratch scale the model's
+      BatchNorm statistics were calibrated for.
+Needs numpy and onnx.
+"""
+import argparse
+import hashlib
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+RECIPE = "loom-recipe b="
+WEIGHT_OPS = {"Conv": 1, "ConvTranspose": 1, "Gemm": 1, "MatMul": 1}
+
+
+def weight_names(graph):
+    names = set()
+    for node in graph.node:
+        k = WEIGHT_OPS.get(node.op_type)
+        if k is not None and len(node.input) > k:
+            names.add(node.input[k])
+    return names
+
+
+def splitmix64(x):
+    x = (x + np.uint64(0x9E3779B97F4A7C15)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def recipe_values(name, dims, bound):
+    n = int(np.prod(dims)) if dims else 1
+    seed = np.uint64(int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little"))
+    with np.errstate(over="ignore"):
+        bits = splitmix64(np.arange(n, dtype=np.uint64) + seed)
+    unit = (bits >> np.uint64(40)).astype(np.float64) / float(1 << 24)  # [0, 1)
+    return ((unit * 2.0 - 1.0) * bound).astype(np.float32).reshape(dims)
+
+
+def strip(src, dst, min_elements):
+    model = onnx.load(src)
+    weights = weight_names(model.graph)
+    stripped = 0
+    for init in model.graph.initializer:
+        if init.name not in weights or init.data_type != onnx.TensorProto.FLOAT:
+            continue
+        values = numpy_helper.to_array(init)
+        if values.size < min_elements:
+            continue
+        bound = float(np.abs(values).max())
+        init.CopyFrom(onnx.TensorProto(name=init.name, dims=list(init.dims), data_type=onnx.TensorProto.FLOAT,
+                                       doc_string=RECIPE + repr(bound)))
+        stripped += 1
+    onnx.save(model, dst)
+    print(f"{dst}: {stripped} initializers replaced by recipes")
+
+
+def restore(src, dst):
+    model = onnx.load(src)
+    restored = 0
+    for init in model.graph.initializer:
+        if not init.doc_string.startswith(RECIPE):
+            continue
+        bound = float(init.doc_string[len(RECIPE):])
+        values = recipe_values(init.name, list(init.dims), bound)
+        init.CopyFrom(numpy_helper.from_array(values, init.name))
+        restored += 1
+    onnx.save(model, dst)
+    print(f"{dst}: {restored} initializers regenerated")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("action", choices=["strip", "restore"])
+    p.add_argument("src")
+    p.add_argument("dst")
+    p.add_argument("--min-elements", type=int, default=65536)
+    a = p.parse_args()
+    if a.action == "strip":
+        strip(a.src, a.dst, a.min_elements)
+    else:
+        restore(a.src, a.dst)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Packs what the CUDA EP's GPU check needs into one folder (default
+# gpu_bundle/, git-ignored), under 60 MiB, for a GPU machine that has no
+# Debian packages and no network (x86-64, an NVIDIA driver, python3 with
+# numpy and onnx, the CUDA 13 runtime / cuBLAS / cuDNN 9 as system
+# libraries or NVIDIA's Python wheels). Runs on the build machine; needs no
+# GPU. Contents:
+#   bin/      loom, loom_cuda_ep_tests, loom_conformance
+#   lib/      libloom_core, the reference and cuda plugins (lib/loom/plugins),
+#             and the non-system shared libraries they link (protobuf, onnx,
+#             spdlog, fmt, boost...; not glibc, libstdc++ or the CUDA libraries)
+#   models/   ResNet-50 and MobileNetV2 with their big weights replaced by
+#             recipes (tools/model_weights.py regenerates them there), the
+#             BERT-style encoder, PP-OCRv4 det and rec
+#   node/     the ONNX backend node tests (Debian's libonnx-testdata) the cuda
+#             EP claims a node of, found by partitioning against a virtual device
+#   expectations/, tools/, gpu_check.sh, MANIFEST.json
+# Then, on the GPU machine: gpu_bundle/gpu_check.sh OUTDIR
+#
+#   scripts/gpu_bundle.sh [OUT_DIR]
+# Environment: LOOM_BUILD_DIR (default build; built with tests),
+# LOOM_MODELS_DIR (default $LOOM_BUILD_DIR/models, as the models tests fetch
+# and export them), LOOM_ONNX_NODE_TESTS (default Debian's node suite).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${LOOM_BUILD_DIR:-$root/build}" && pwd)
+models=${LOOM_MODELS_DIR:-$build/models}
+node_suite=${LOOM_ONNX_NODE_TESTS:-/usr/share/libonnx-testdata/data/node}
+out=${1:-$root/gpu_bundle}
+python=/usr/bin/python3
+limit=$((60 * 1024 * 1024))
+
+die() { echo "gpu_bundle: $*" >&2; exit 1; }
+
+plugins=$build/lib/loom/plugins
+need=("$build/bin/loom" "$build/bin/loom_cuda_ep_tests" "$build/bin/loom_conformance" "$build/lib/libloom_core.so"
+      "$build/lib/loom/loom-inference-server"
+      "$plugins/libloom_reference.so" "$plugins/libloom_cuda.so" "$plugins/cuda/libloom_cuda_impl.so")
+for f in "${need[@]}"; do [ -e "$f" ] || die "missing $f (build with the CUDA toolkit and tests: scripts/test.sh builds it)"; done
+model_files=("$models/resnet50.onnx" "$models/mobilenetv2.onnx" "$models/bert_encoder.onnx"
+             "$models/ocr-models/ch_PP-OCRv4_det_infer.onnx" "$models/ocr-models/ch_PP-OCRv4_rec_infer.onnx")
+for f in "${model_files[@]}"; do
+  [ -e "$f" ] || die "missing $f (run: ctest --test-dir $build -R 'models.(fetch|export)')"
+done
+
+rm -rf "$out"
+mkdir -p "$out"/{bin,lib/loom/plugins/cuda,models,node,expectations,tools}
+cp "$build/bin/loom" "$build/bin/loom_cuda_ep_tests" "$build/bin/loom_conformance" "$out/bin/"
+cp -L "$build/lib/libloom_core.so" "$out/lib/"
+for so in "$build"/lib/libloom_core.so.*; do [ -e "$so" ] && cp -L "$so" "$out/lib/"; done
+cp "$plugins/libloom_reference.so" "$plugins/libloom_cuda.so" "$out/lib/loom/plugins/"
+cp "$build/lib/loom/loom-inference-server" "$out/lib/loom/"  # ONNX shape inference, out of process
+cp "$plugins/cuda/libloom_cuda_impl.so" "$out/lib/loom/plugins/cuda/"
+
+# Shared libraries the binaries link, except what every Linux has (glibc,
+# libstdc++, libgcc) and the CUDA libraries (the GPU machine's own).
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libstdc\+\+|libgcc_s|libcuda\.so|libcudart|libcublas|libcublasLt|libcudnn)'
+for f in "$out"/bin/* "$out"/lib/*.so* "$out"/lib/loom/loom-inference-server "$out"/lib/loom/plugins/*.so \
+         "$out"/lib/loom/plugins/cuda/*.so; do
+  LD_LIBRARY_PATH=$build/lib ldd "$f" | while read -r name arrow path rest; do
+    [ "$arrow" = "=>" ] || continue
+    [[ "$name" =~ $skip ]] && continue
+    [ "$path" = "not" ] && die "$f needs $name, which is not found here"
+    [ -e "$out/lib/$name" ] || cp -L "$path" "$out/lib/$name"
+  done
+done
+strip --strip-unneeded "$out"/bin/* "$out"/lib/*.so* "$out"/lib/loom/plugins/*.so "$out"/lib/loom/plugins/cuda/*.so 2>/dev/null || true
+
+# Models: the two with big weights as recipes.
+for m in resnet50 mobilenetv2; do
+  "$python" "$root/scripts/gpu/tools/model_weights.py" strip "$models/$m.onnx" "$out/models/$m.onnx" >/dev/null
+done
+cp "$models/bert_encoder.onnx" "$models/ocr-models/ch_PP-OCRv4_det_infer.onnx" \
+   "$models/ocr-models/ch_PP-OCRv4_rec_infer.onnx" "$out/models/"
+
+# Node tests the cuda EP claims a node of (partitioned against a virtual device).
+claimed=$("$build/bin/loom_conformance" --suite "$node_suite" --providers cuda,reference \
+            --provider-option cuda:virtual_device=1 --require-provider cuda --list-claimed)
+count=0
+for t in $claimed; do
+  cp -r "$node_suite/$t" "$out/node/"
+  count=$((count + 1))
+done
+[ "$count" -gt 0 ] || die "the cuda EP claims no node test (is the cuda plugin built?)"
+cp "$root"/tests/conformance/expectations/node.txt "$out/expectations/"
+for e in "$root"/tests/conformance/expectations/node.cuda*.txt; do [ -e "$e" ] && cp "$e" "$out/expectations/"; done
+
+cp "$root"/scripts/gpu/tools/*.py "$out/tools/"
+cp "$root/scripts/gpu/gpu_check.sh" "$out/"
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -c . || true)
+cat > "$out/MANIFEST.json" <<JSON
+{"commit": "$commit", "uncommitted_files": $dirty, "made": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+ "node_tests": $count, "models": ["resnet50", "mobilenetv2", "bert_encoder", "ppocr_det", "ppocr_rec"]}
+JSON
+
+size=$(du -sb "$out" | cut -f1)
+echo "gpu_bundle: $out: $((size / 1024 / 1024)) MiB, $count node tests"
+du -sh "$out"/* | sort -h | tail -6
+[ "$size" -le "$limit" ] || die "bundle is $((size / 1024 / 1024)) MiB, over the 60 MiB limit"
