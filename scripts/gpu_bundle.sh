@@ -11,7 +11,8 @@
 #             spdlog, fmt, boost...; not glibc, libstdc++ or the CUDA libraries)
 #   models/   ResNet-50 and MobileNetV2 with their big weights replaced by
 #             recipes (tools/model_weights.py regenerates them there), the
-#             BERT-style encoder, PP-OCRv4 det and rec
+#             BERT-style encoder, PP-OCRv4 det (with its logits as an extra
+#             output) and rec
 #   node/     the ONNX backend node tests (Debian's libonnx-testdata) the cuda
 #             EP claims a node of, found by partitioning against a virtual device
 #   expectations/, tools/, gpu_check.sh, MANIFEST.json
@@ -70,8 +71,10 @@ strip --strip-unneeded "$out"/bin/* "$out"/lib/*.so* "$out"/lib/loom/plugins/*.s
 for m in resnet50 mobilenetv2; do
   "$python" "$root/scripts/gpu/tools/model_weights.py" strip "$models/$m.onnx" "$out/models/$m.onnx" >/dev/null
 done
-cp "$models/bert_encoder.onnx" "$models/ocr-models/ch_PP-OCRv4_det_infer.onnx" \
-   "$models/ocr-models/ch_PP-OCRv4_rec_infer.onnx" "$out/models/"
+cp "$models/bert_encoder.onnx" "$models/ocr-models/ch_PP-OCRv4_rec_infer.onnx" "$out/models/"
+# The detector with its logits as an output too (its Sigmoid saturates).
+"$python" "$root/scripts/gpu/tools/add_outputs.py" "$models/ocr-models/ch_PP-OCRv4_det_infer.onnx" \
+  "$out/models/ch_PP-OCRv4_det_infer.onnx" p2o.Add.281
 
 # Node tests the cuda EP claims a node of (partitioned against a virtual device).
 claimed=$("$build/bin/loom_conformance" --suite "$node_suite" --providers cuda,reference \

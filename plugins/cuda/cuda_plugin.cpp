@@ -73,9 +73,6 @@ class CudaFactory : public sdk::EpFactory {
   std::string unavailable_reason() override { return reason_; }
   std::unique_ptr<sdk::Ep> create_ep(size_t device_index, const sdk::Options& options) override {
     const EpOptions parsed = parse_ep_options(options);
-    if (parsed.precision == Precision::kFloat16)
-      throw sdk::Error("cuda: option precision=fp16 is not implemented yet (float16 models run natively)",
-                       LOOM_STATUS_NOT_IMPLEMENTED);
     int device = static_cast<int>(device_index);
     if (parsed.device_id != 0) {
       if (!virtual_ && parsed.device_id >= device_count_)

@@ -27,8 +27,10 @@ struct EpOptions {
   // ORT's DEFAULT reads as HEURISTIC): how a convolution's algorithm is
   // chosen, once per (shape, type, layout).
   ConvAlgoSearch conv_algo_search = ConvAlgoSearch::kHeuristic;
-  // `precision` (fp32 or fp16, default fp32): fp16 runs float32 models in
-  // half precision where the libraries allow, inputs and outputs float32.
+  // `precision` (fp32 or fp16, default fp32): fp16 runs a float32 model's
+  // convolutions and matrix products on float16 copies of their operands
+  // with float accumulation (kernels/half_operands.h); the other ops, and
+  // the model's inputs and outputs, stay float32.
   Precision precision = Precision::kFloat32;
 };
 

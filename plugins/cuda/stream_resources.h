@@ -34,7 +34,7 @@ class StreamResources {
   // buffers, ordered on this stream: valid for work queued on it until the
   // next scratch() call for the same slot. Grows (stream-ordered free and
   // allocation); never shrinks while the stream lives.
-  static constexpr int kScratchSlots = 4;
+  static constexpr int kScratchSlots = 8;
   void* scratch(size_t bytes, int slot = 0);
 
  private:

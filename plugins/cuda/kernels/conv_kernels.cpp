@@ -13,6 +13,7 @@
 #include "kernels/conv.h"
 #include "kernels/conv_cudnn.h"
 #include "kernels/conv_node.h"
+#include "kernels/half_operands.h"
 #include "kernels/kernel_support.h"
 
 namespace loom::cuda {
@@ -99,7 +100,8 @@ class ConvKernel {
         fused_(n.op_type() == "FusedConv"),
         group_(n.attr_int("group", 1)),
         attrs_(with_geometry_errors(op_, [&] { return window_attrs_of(n); })),
-        epilogue_(fused_ ? with_geometry_errors(op_, [&] { return fused_activation(n); }) : ConvEpilogue{}) {}
+        epilogue_(fused_ ? with_geometry_errors(op_, [&] { return fused_activation(n); }) : ConvEpilogue{}),
+        weight_constant_(n.input_constant(1).exists()) {}
 
   void compute(sdk::KernelContext& ctx) const {
     const sdk::ConstTensor x = ctx.required_input(0), w = ctx.required_input(1), b = ctx.input(2);
@@ -128,6 +130,12 @@ class ConvKernel {
     if (x.size() == 0 || w.size() == 0) {  // no input channels: the convolution is zero
       check(cudaMemsetAsync(y.raw_mutable_data(), 0, static_cast<size_t>(count) * element_bytes(dtype), res.stream()),
             "cudaMemsetAsync");
+    } else if (half_mode(ep_, dtype)) {  // fp16 mode: float16 operands, float32 result
+      const void* hx = half_copy(res, x.raw_data(), x.size(), kHalfInputSlot);
+      const void* hw = half_operand(res, half_w_, weight_constant_, w.raw_data(), w.size(), kHalfWeightSlot);
+      void* hy = res.scratch(static_cast<size_t>(count) * 2, kHalfOutputSlot);
+      conv_forward(res, ep_, g, group_, LOOM_DTYPE_FLOAT16, xs, hx, ws, hw, ys, hy);
+      widen_to_float(res, hy, y.raw_mutable_data(), count);
     } else {
       conv_forward(res, ep_, g, group_, dtype, xs, x.raw_data(), ws, w.raw_data(), ys, y.raw_mutable_data());
     }
@@ -141,13 +149,16 @@ class ConvKernel {
   int64_t group_;
   WindowAttrs attrs_;
   ConvEpilogue epilogue_;
+  bool weight_constant_;
+  HalfConstant half_w_;  // fp16 mode: W as float16, when W is a constant
 };
 
 // ConvTranspose: cuDNN's backward-data convolution with W [C_in, C_out /
 // group, k...] as the forward filter.
 class ConvTransposeKernel {
  public:
-  ConvTransposeKernel(const sdk::Node& n, const EpContext& ep) : ep_(ep), group_(n.attr_int("group", 1)) {
+  ConvTransposeKernel(const sdk::Node& n, const EpContext& ep)
+      : ep_(ep), group_(n.attr_int("group", 1)), weight_constant_(n.input_constant(1).exists()) {
     attrs_.window = with_geometry_errors(kOp, [&] { return window_attrs_of(n); });
     attrs_.output_padding = n.attr_ints("output_padding");
     attrs_.output_shape = n.attr_ints("output_shape");
@@ -177,6 +188,12 @@ class ConvTransposeKernel {
     if (x.size() == 0 || w.size() == 0) {  // nothing reaches Y
       check(cudaMemsetAsync(y.raw_mutable_data(), 0, static_cast<size_t>(count) * element_bytes(dtype), res.stream()),
             "cudaMemsetAsync");
+    } else if (half_mode(ep_, dtype)) {  // fp16 mode: float16 operands, float32 result
+      const void* hx = half_copy(res, x.raw_data(), x.size(), kHalfInputSlot);
+      const void* hw = half_operand(res, half_w_, weight_constant_, w.raw_data(), w.size(), kHalfWeightSlot);
+      void* hy = res.scratch(static_cast<size_t>(count) * 2, kHalfOutputSlot);
+      conv_transpose(res, ep_, g, group_, LOOM_DTYPE_FLOAT16, xs, hx, ws, hw, ys, hy);
+      widen_to_float(res, hy, y.raw_mutable_data(), count);
     } else {
       conv_transpose(res, ep_, g, group_, dtype, xs, x.raw_data(), ws, w.raw_data(), ys, y.raw_mutable_data());
     }
@@ -188,7 +205,9 @@ class ConvTransposeKernel {
 
   const EpContext& ep_;
   int64_t group_;
+  bool weight_constant_;
   TransposeAttrs attrs_;
+  HalfConstant half_w_;  // fp16 mode: W as float16, when W is a constant
 };
 
 std::string conv_supported(const sdk::Node& node) {

@@ -12,6 +12,7 @@
 #include "kernels/attention.h"
 #include "kernels/families.h"
 #include "kernels/gemm_blas.h"
+#include "kernels/half_operands.h"
 #include "kernels/kernel_support.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_plan.h"
@@ -37,10 +38,20 @@ void zero_fill(const sdk::Tensor& y, int64_t count, const sdk::KernelContext& ct
         "cudaMemsetAsync");
 }
 
+// fp16 mode (kernels/half_operands.h): A and B as float16, each kept with
+// the kernel when it is a constant.
+struct HalfOperands {
+  explicit HalfOperands(const sdk::Node& node)
+      : a_constant(node.input_constant(0).exists()), b_constant(node.input_constant(1).exists()) {}
+  bool a_constant, b_constant;
+  HalfConstant a, b;
+};
+
 // Output 0 = alpha * op(A) x op(B) with numpy batching (MatMul,
 // FusedMatMul).
 void numpy_product(sdk::KernelContext& ctx, const std::string& op, bool trans_a, bool trans_b, double alpha,
-                   bool tf32) {
+                   const EpContext& ep, const HalfOperands& half) {
+  const bool tf32 = ep.options.use_tf32;
   sdk::ConstTensor a = ctx.required_input(0), b = ctx.required_input(1);
   if (a.dtype() != b.dtype()) invalid(op, "A and B element types differ");
   MatMulShape s;
@@ -56,17 +67,26 @@ void numpy_product(sdk::KernelContext& ctx, const std::string& op, bool trans_a,
     zero_fill(y, count, ctx);
     return;
   }
-  matmul_batches(stream_resources(ctx).blas(), s, plan_batches(s), GemmTypes{a.dtype(), a.dtype(), tf32}, alpha,
-                 a.raw_data(), b.raw_data(), y.raw_mutable_data());
+  StreamResources& res = stream_resources(ctx);
+  if (half_mode(ep, a.dtype())) {
+    const void* ha = half_operand(res, half.a, half.a_constant, a.raw_data(), a.size(), kHalfInputSlot);
+    const void* hb = half_operand(res, half.b, half.b_constant, b.raw_data(), b.size(), kHalfWeightSlot);
+    matmul_batches(res.blas(), s, plan_batches(s), GemmTypes{LOOM_DTYPE_FLOAT16, LOOM_DTYPE_FLOAT, false}, alpha, ha,
+                   hb, y.raw_mutable_data());
+    return;
+  }
+  matmul_batches(res.blas(), s, plan_batches(s), GemmTypes{a.dtype(), a.dtype(), tf32}, alpha, a.raw_data(),
+                 b.raw_data(), y.raw_mutable_data());
 }
 
 class MatMulKernel {
  public:
-  MatMulKernel(const sdk::Node&, const EpContext& ep) : tf32_(ep.options.use_tf32) {}
-  void compute(sdk::KernelContext& ctx) const { numpy_product(ctx, "MatMul", false, false, 1.0, tf32_); }
+  MatMulKernel(const sdk::Node& node, const EpContext& ep) : ep_(ep), half_(node) {}
+  void compute(sdk::KernelContext& ctx) const { numpy_product(ctx, "MatMul", false, false, 1.0, ep_, half_); }
 
  private:
-  bool tf32_;
+  const EpContext& ep_;
+  HalfOperands half_;
 };
 
 // transBatchA / transBatchB are declined at claim time (fused_supported).
@@ -74,12 +94,16 @@ class FusedMatMulKernel {
  public:
   FusedMatMulKernel(const sdk::Node& node, const EpContext& ep)
       : alpha_(node.attr_float("alpha", 1.f)), trans_a_(node.attr_int("transA", 0) != 0),
-        trans_b_(node.attr_int("transB", 0) != 0), tf32_(ep.options.use_tf32) {}
-  void compute(sdk::KernelContext& ctx) const { numpy_product(ctx, "FusedMatMul", trans_a_, trans_b_, alpha_, tf32_); }
+        trans_b_(node.attr_int("transB", 0) != 0), ep_(ep), half_(node) {}
+  void compute(sdk::KernelContext& ctx) const {
+    numpy_product(ctx, "FusedMatMul", trans_a_, trans_b_, alpha_, ep_, half_);
+  }
 
  private:
   float alpha_;
-  bool trans_a_, trans_b_, tf32_;
+  bool trans_a_, trans_b_;
+  const EpContext& ep_;
+  HalfOperands half_;
 };
 
 // Y = alpha * op(A) op(B) + beta * C: C (when given and beta != 0) is first
@@ -88,8 +112,7 @@ class GemmKernel {
  public:
   GemmKernel(const sdk::Node& node, const EpContext& ep)
       : alpha_(node.attr_float("alpha", 1.f)), beta_(node.attr_float("beta", 1.f)),
-        trans_a_(node.attr_int("transA", 0) != 0), trans_b_(node.attr_int("transB", 0) != 0),
-        tf32_(ep.options.use_tf32) {}
+        trans_a_(node.attr_int("transA", 0) != 0), trans_b_(node.attr_int("transB", 0) != 0), ep_(ep), half_(node) {}
 
   void compute(sdk::KernelContext& ctx) const {
     const std::string op = "Gemm";
@@ -126,14 +149,23 @@ class GemmKernel {
       if (!use_c) zero_fill(y, count, ctx);
       return;
     }
-    gemm_strided(stream_resources(ctx).blas(), RowMajorGemm{trans_a_, trans_b_, m, n, k},
-                 GemmTypes{dtype, dtype, tf32_}, alpha_, use_c ? beta_ : 0.0, a.raw_data(), 0, b.raw_data(), 0,
-                 y.raw_mutable_data(), 0, 1);
+    StreamResources& res = stream_resources(ctx);
+    const bool half = half_mode(ep_, dtype);  // fp16 mode: float16 A and B, float32 Y
+    const void* pa = half ? half_operand(res, half_.a, half_.a_constant, a.raw_data(), a.size(), kHalfInputSlot)
+                          : a.raw_data();
+    const void* pb = half ? half_operand(res, half_.b, half_.b_constant, b.raw_data(), b.size(), kHalfWeightSlot)
+                          : b.raw_data();
+    const GemmTypes types = half ? GemmTypes{LOOM_DTYPE_FLOAT16, LOOM_DTYPE_FLOAT, false}
+                                 : GemmTypes{dtype, dtype, ep_.options.use_tf32};
+    gemm_strided(res.blas(), RowMajorGemm{trans_a_, trans_b_, m, n, k}, types, alpha_, use_c ? beta_ : 0.0, pa, 0,
+                 pb, 0, y.raw_mutable_data(), 0, 1);
   }
 
  private:
   float alpha_, beta_;
-  bool trans_a_, trans_b_, tf32_;
+  bool trans_a_, trans_b_;
+  const EpContext& ep_;
+  HalfOperands half_;
 };
 
 std::string same_input_types(const sdk::Node& node) {

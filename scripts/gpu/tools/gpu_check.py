@@ -42,6 +42,11 @@ MODELS = [
      ["--dim", "p2o.DynamicDimension.1=320", "--dim", "p2o.DynamicDimension.2=320"], 1e-3),
     ("ppocr_rec 48x320", "models/ch_PP-OCRv4_rec_infer.onnx", ["--dim", "p2o.DynamicDimension.1=320"], 1e-3),
 ]
+# The outputs that judge a model's fp16 mode, where not all: the detector's
+# probabilities saturate near 0 on random input (their relative error says
+# little), so its logits judge it, as the models tests compare them.
+FP16_JUDGED_BY = {"ppocr_det 320x320": ["p2o.Add.281.pb"]}
+FP16_TOL = 1e-2  # relative L2 of fp16-mode outputs against the float32 reference
 BENCH = ["resnet50", "mobilenetv2", "bert_encoder seq 32", "ppocr_det 320x320", "ppocr_rec 48x320"]
 
 
@@ -162,7 +167,7 @@ class Checker:
     def model_path(self, rel):
         src = os.path.join(self.bundle, rel)
         with open(src, "rb") as f:
-            needs_restore = b"loom-recipe b=" in f.read()
+            needs_restore = b"loom-recipe " in f.read()
         if not needs_restore:
             return src
         dst = os.path.join(self.work, os.path.basename(rel))
@@ -181,6 +186,33 @@ class Checker:
             out[os.path.basename(p)] = numpy_helper.to_array(t)
         return out
 
+    def fp16_config(self):
+        path = os.path.join(self.work, "fp16.json")
+        with open(path, "w") as f:
+            json.dump({"providers": ["cuda", "reference"], "provider_options": {"cuda": {"precision": "fp16"}}}, f)
+        return path
+
+    @staticmethod
+    def compare(got_outputs, reference_outputs):
+        errors = {}
+        for k, ref in reference_outputs.items():
+            got = got_outputs.get(k)
+            if got is None or got.shape != ref.shape:
+                errors[k] = "missing or shape " + (str(got.shape) if got is not None else "none")
+                continue
+            a, b = got.astype(np.float64), ref.astype(np.float64)
+            nan_mismatch = bool(np.any(np.isnan(a) != np.isnan(b)))
+            a, b = np.nan_to_num(a), np.nan_to_num(b)
+            rel_l2 = float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+            errors[k] = {"rel_l2": rel_l2, "max_abs": float(np.max(np.abs(a - b))) if a.size else 0.0,
+                         "nan_mismatch": nan_mismatch}
+        return errors
+
+    @staticmethod
+    def within(errors, reference_outputs, tol):
+        return bool(reference_outputs) and all(
+            isinstance(e, dict) and e["rel_l2"] <= tol and not e["nan_mismatch"] for e in errors.values())
+
     def models(self):
         results = []
         for name, rel, extra, tol in MODELS:
@@ -197,33 +229,28 @@ class Checker:
                 if rc != 0:
                     r["partition_error"] = text[-1500:]
                 outs = {}
-                for label, providers in (("cuda", "cuda,reference"), ("reference", "reference")):
+                runs = (("cuda", ["--providers", "cuda,reference"]), ("reference", ["--providers", "reference"]),
+                        ("cuda_fp16", ["--config", self.fp16_config()]))
+                for label, how in runs:
                     folder = os.path.join(self.work, slug, label)
                     os.makedirs(folder, exist_ok=True)
                     for p in glob.glob(os.path.join(folder, "*.pb")):
                         os.remove(p)
-                    rc, text = self.run([self.bin("loom"), "run", "--model", path, "--providers", providers,
-                                         "--save-outputs", folder, "--quiet"] + extra, 300, "models.log")
+                    rc, text = self.run([self.bin("loom"), "run", "--model", path, "--save-outputs", folder, "--quiet"]
+                                        + how + extra, 300, "models.log")
                     r[label + "_rc"] = rc
                     if rc != 0:
                         r[label + "_error"] = text[-1500:]
                     outs[label] = self.read_outputs(folder)
-                errors = {}
-                for k, ref in outs["reference"].items():
-                    got = outs["cuda"].get(k)
-                    if got is None or got.shape != ref.shape:
-                        errors[k] = "missing or shape " + (str(got.shape) if got is not None else "none")
-                        continue
-                    a, b = got.astype(np.float64), ref.astype(np.float64)
-                    nan_mismatch = bool(np.any(np.isnan(a) != np.isnan(b)))
-                    a, b = np.nan_to_num(a), np.nan_to_num(b)
-                    rel_l2 = float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
-                    errors[k] = {"rel_l2": rel_l2, "max_abs": float(np.max(np.abs(a - b))) if a.size else 0.0,
-                                 "nan_mismatch": nan_mismatch}
-                r["outputs"] = errors
                 on_cuda = int(r["placement"].get("cuda", 0))
-                r["matched"] = on_cuda > 0 and bool(outs["reference"]) and all(
-                    isinstance(e, dict) and e["rel_l2"] <= tol and not e["nan_mismatch"] for e in errors.values())
+                r["outputs"] = self.compare(outs["cuda"], outs["reference"])
+                r["matched"] = on_cuda > 0 and self.within(r["outputs"], outs["reference"], tol)
+                # fp16 mode: float16 convolutions and products, float32 I/O.
+                r["fp16_outputs"] = self.compare(outs["cuda_fp16"], outs["reference"])
+                judged = FP16_JUDGED_BY.get(name)
+                judged_errors = {k: e for k, e in r["fp16_outputs"].items() if not judged or k in judged}
+                r["fp16_judged_by"] = sorted(judged_errors)
+                r["fp16_matched"] = on_cuda > 0 and self.within(judged_errors, outs["reference"], FP16_TOL)
                 if on_cuda == 0:
                     r["exception"] = "no node placed on cuda"
             except Exception as e:  # a broken model must not end the check
@@ -234,7 +261,7 @@ class Checker:
         self.report["models"] = results
         self.report["models_total"] = len(results)
         self.report["models_matched"] = sum(1 for r in results if r.get("matched"))
-        self.report["fp16_mode"] = "not run: the precision=fp16 option is not implemented yet"
+        self.report["fp16_models_matched"] = sum(1 for r in results if r.get("fp16_matched"))
 
     def timing(self):
         rows = []
@@ -294,11 +321,15 @@ class Checker:
         for l in r.get("node_unexpected", [])[:20]:
             print("  " + l[:250])
         print(f"device memory lost over 100 sessions: {r.get('device_mib_lost_over_100_sessions', '-')} MiB")
-        print(f"models: {r.get('models_matched')}/{r.get('models_total')} match the reference")
+        print(f"models: {r.get('models_matched')}/{r.get('models_total')} match the reference; fp16 mode "
+              f"{r.get('fp16_models_matched')}/{r.get('models_total')} within {FP16_TOL}")
         for m in r.get("models", []):
             worst = max([e["rel_l2"] for e in m.get("outputs", {}).values() if isinstance(e, dict)] or [float("nan")])
             err = m.get("cuda_error", m.get("exception", ""))
-            print(f"  {m['model']:<22} {'ok ' if m.get('matched') else 'BAD'} rel_l2 {worst:.2e} {err[-200:]}")
+            worst16 = max([e["rel_l2"] for k, e in m.get("fp16_outputs", {}).items()
+                           if isinstance(e, dict) and k in m.get("fp16_judged_by", [k])] or [float("nan")])
+            print(f"  {m['model']:<22} {'ok ' if m.get('matched') else 'BAD'} rel_l2 {worst:.2e}   fp16 mode "
+                  f"{'ok ' if m.get('fp16_matched') else 'BAD'} {worst16:.2e} {err[-200:]}")
         prof = r.get("profile_resnet50", {})
         print(f"profile resnet50: device lanes {prof.get('has_device')}, device busy "
               f"{prof.get('median', {}).get('device_busy_ms')} ms of run {prof.get('median', {}).get('run_ms')} ms "

@@ -3,14 +3,15 @@
 
   model_weights.py strip IN.onnx OUT.onnx [--min-elements N]
       Replaces every float32 initializer of at least N elements (default 65536) read as a
-      Conv / ConvTranspose / Gemm / MatMul weight with a recipe: its dims and a bound b = max |w|.
-      The recipe goes in the initializer's doc_string as "loom-recipe b=<bound>"; its data is dropped.
+      Conv / ConvTranspose / Gemm / MatMul weight with a recipe: its dims and the root mean
+      square of each slice along its first axis (a convolution's output channels, where an
+      exporter folded BatchNorm's per-channel scale). The recipe goes in the initializer's
+      doc_string as "loom-recipe rms=<r0>,<r1>,..."; its data is dropped.
   model_weights.py restore IN.onnx OUT.onnx
-      Regenerates each recipe's values: uniform in [-b, b) from a counter-based generator
-      (splitmix64 of the element index and a hash of the initializer's name), in numpy only,
-      so the same bytes come out on any machine. Torch initialises these layers uniformly in
-      +-1/sqrt(fan_in), so the regenerated weights have the trained-from-scratch scale the model's
-      BatchNorm statistics were calibrated for.
+      Regenerates each recipe's values: uniform with each slice's RMS, from a counter-based
+      generator (splitmix64 of the element index and a hash of the initializer's name), in numpy
+      only, so the same bytes come out on any machine. Keeping each slice's scale keeps the
+      activations at the scale the model was exported (and its BatchNorm folded) for.
 Needs numpy and onnx.
 """
 import argparse
@@ -21,7 +22,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-RECIPE = "loom-recipe b="
+RECIPE = "loom-recipe rms="
 WEIGHT_OPS = {"Conv": 1, "ConvTranspose": 1, "Gemm": 1, "MatMul": 1}
 
 
@@ -41,13 +42,16 @@ def splitmix64(x):
     return x ^ (x >> np.uint64(31))
 
 
-def recipe_values(name, dims, bound):
+def recipe_values(name, dims, rms):
     n = int(np.prod(dims)) if dims else 1
     seed = np.uint64(int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "little"))
     with np.errstate(over="ignore"):
         bits = splitmix64(np.arange(n, dtype=np.uint64) + seed)
     unit = (bits >> np.uint64(40)).astype(np.float64) / float(1 << 24)  # [0, 1)
-    return ((unit * 2.0 - 1.0) * bound).astype(np.float32).reshape(dims)
+    # Uniform in [-a, a) has RMS a / sqrt(3).
+    bound = np.sqrt(3.0) * np.asarray(rms, dtype=np.float64)
+    rows = (unit * 2.0 - 1.0).reshape(len(rms), -1) * bound[:, None]
+    return rows.astype(np.float32).reshape(dims)
 
 
 def strip(src, dst, min_elements):
@@ -60,9 +64,10 @@ def strip(src, dst, min_elements):
         values = numpy_helper.to_array(init)
         if values.size < min_elements:
             continue
-        bound = float(np.abs(values).max())
+        rows = values.reshape(values.shape[0], -1).astype(np.float64)
+        rms = np.sqrt(np.mean(rows * rows, axis=1))
         init.CopyFrom(onnx.TensorProto(name=init.name, dims=list(init.dims), data_type=onnx.TensorProto.FLOAT,
-                                       doc_string=RECIPE + repr(bound)))
+                                       doc_string=RECIPE + ",".join(repr(float(r)) for r in rms)))
         stripped += 1
     onnx.save(model, dst)
     print(f"{dst}: {stripped} initializers replaced by recipes")
@@ -74,8 +79,8 @@ def restore(src, dst):
     for init in model.graph.initializer:
         if not init.doc_string.startswith(RECIPE):
             continue
-        bound = float(init.doc_string[len(RECIPE):])
-        values = recipe_values(init.name, list(init.dims), bound)
+        rms = [float(r) for r in init.doc_string[len(RECIPE):].split(",")]
+        values = recipe_values(init.name, list(init.dims), rms)
         init.CopyFrom(numpy_helper.from_array(values, init.name))
         restored += 1
     onnx.save(model, dst)

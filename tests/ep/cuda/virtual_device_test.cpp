@@ -83,6 +83,17 @@ TEST(CudaVirtualDevice, UnknownOptionIsNamed) {
   EXPECT_NE(reason.find("unknown option 'no_such_option'"), std::string::npos) << reason;
 }
 
+TEST(CudaVirtualDevice, Fp16PrecisionIsAnOption) {
+  auto env = virtual_env({{"precision", "fp16"}});
+  ASSERT_TRUE(env);
+  EXPECT_EQ(no_device_reason(*env), "");
+  auto s = Session::create_from_bytes(env, shape_chain_model());
+  EXPECT_TRUE(s.has_value()) << s.status().message();
+  auto bad = virtual_env({{"precision", "fp8"}});
+  ASSERT_TRUE(bad);
+  EXPECT_NE(no_device_reason(*bad).find("precision must be fp32 or fp16"), std::string::npos) << no_device_reason(*bad);
+}
+
 TEST(CudaVirtualDevice, BadOptionValueIsNamed) {
   auto env = virtual_env({{"cudnn_conv_algo_search", "FASTEST"}});
   ASSERT_TRUE(env);

@@ -1,0 +1,98 @@
+// The cuda option precision=fp16: a float32 model's convolutions and matrix
+// products compute on float16 copies of their operands (float accumulation)
+// and still take and give float32. Checked against the float32 reference EP
+// within float16's precision, and against the EP's own float32 results to
+// show the float16 path ran (it cannot match them to the last bits).
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "ep/cuda/cuda_compare.h"
+
+namespace loom {
+namespace {
+
+using namespace cuda_testing;
+
+std::shared_ptr<Environment> fp16_env() {
+  static auto env = [] {
+    Config c;
+    c.providers = {"cuda"};
+    c.fallback = FallbackPolicy::kDeny;
+    c.optimization_level = OptimizationLevel::kDisabled;
+    c.provider_options["cuda"] = {{"precision", "fp16"}};
+    return testing::make_env(c);
+  }();
+  return env;
+}
+
+constexpr Tolerance kFp16Mode{2e-2, 2e-2};
+
+// Runs `model` in fp16 mode, in float32 on cuda and on the reference:
+// fp16 within kFp16Mode of the reference, and not bit-equal to float32.
+void expect_fp16_mode(const std::string& model, const std::map<std::string, Tensor>& inputs, const std::string& what) {
+  auto half = make_session(fp16_env(), model);
+  auto single = make_session(cuda_env(), model);
+  auto reference = make_session(reference_env(), model);
+  ASSERT_TRUE(half && single && reference) << what;
+  auto h = half->run(inputs);
+  auto s = single->run(inputs);
+  auto r = reference->run(inputs);
+  ASSERT_TRUE(h.has_value()) << what << ": " << h.status().message();
+  ASSERT_TRUE(s.has_value() && r.has_value()) << what;
+  ASSERT_EQ((*h)[0].dtype(), DType::kFloat) << what << ": fp16 mode keeps float32 outputs";
+  expect_close((*r)[0], (*h)[0], kFp16Mode, what + " (fp16 mode vs reference)");
+  double max_diff = 0;
+  for (int64_t i = 0; i < (*s)[0].element_count(); ++i)
+    max_diff = std::max(max_diff, std::fabs(element((*s)[0], i) - element((*h)[0], i)));
+  EXPECT_GT(max_diff, 1e-6) << what << ": fp16 mode gave the float32 results bit for bit (the float16 path did not run?)";
+}
+
+// `op` over x (input) and a constant or input W, into y.
+std::string product_model(const std::string& op, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                          const std::vector<int64_t>& y, bool constant_w,
+                          const std::function<void(::onnx::NodeProto&)>& attrs = nullptr, bool bias = false) {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, x);
+  const Tensor wt = random_tensor(DType::kFloat, w, 5, -0.2f, 0.2f);
+  if (constant_w) m.float_initializer("w", w, std::vector<float>(wt.data_as<float>(), wt.data_as<float>() + wt.element_count()));
+  else m.input("w", kFloat, w);
+  std::vector<std::string> in = {"x", "w"};
+  if (bias) {
+    const int64_t c = op == "Gemm" ? y.back() : y[1];
+    const Tensor bt = random_tensor(DType::kFloat, {c}, 6);
+    m.float_initializer("b", {c}, std::vector<float>(bt.data_as<float>(), bt.data_as<float>() + c));
+    in.push_back("b");
+  }
+  auto& n = m.node(op, in, {"y"}, "node");
+  if (attrs) attrs(n);
+  m.output("y", kFloat, y);
+  return m.bytes();
+}
+
+TEST(CudaFp16Mode, ConvolutionsAndProducts) {
+  LOOM_SKIP_WITHOUT_GPU();
+  const Tensor x4 = random_tensor(DType::kFloat, {2, 32, 19, 23}, 1);
+  expect_fp16_mode(product_model("Conv", {2, 32, 19, 23}, {48, 32, 3, 3}, {2, 48, 19, 23}, true,
+                                 [](auto& n) { testing::add_ints_attr(n, "pads", {1, 1, 1, 1}); }, true),
+                   {{"x", x4}}, "Conv 3x3 with bias, constant W");
+  const Tensor w4 = random_tensor(DType::kFloat, {48, 32, 1, 1}, 2, -0.2f, 0.2f);
+  expect_fp16_mode(product_model("Conv", {2, 32, 19, 23}, {48, 32, 1, 1}, {2, 48, 19, 23}, false),
+                   {{"x", x4}, {"w", w4}}, "Conv 1x1, W an input");
+  expect_fp16_mode(product_model("ConvTranspose", {2, 32, 19, 23}, {32, 16, 2, 2}, {2, 16, 38, 46}, true,
+                                 [](auto& n) { testing::add_ints_attr(n, "strides", {2, 2}); }),
+                   {{"x", x4}}, "ConvTranspose 2x2 stride 2");
+  const Tensor x3 = random_tensor(DType::kFloat, {3, 37, 256}, 3);
+  expect_fp16_mode(product_model("MatMul", {3, 37, 256}, {256, 129}, {3, 37, 129}, true), {{"x", x3}},
+                   "MatMul, constant B");
+  const Tensor b3 = random_tensor(DType::kFloat, {3, 256, 61}, 4, -0.2f, 0.2f);
+  expect_fp16_mode(product_model("MatMul", {3, 37, 256}, {3, 256, 61}, {3, 37, 61}, false), {{"x", x3}, {"w", b3}},
+                   "MatMul, batched B input");
+  const Tensor x2 = random_tensor(DType::kFloat, {37, 256}, 7);
+  expect_fp16_mode(product_model("Gemm", {37, 256}, {129, 256}, {37, 129}, true,
+                                 [](auto& n) { testing::add_int_attr(n, "transB", 1); }, true),
+                   {{"x", x2}}, "Gemm transB with C");
+}
+
+}  // namespace
+}  // namespace loom
