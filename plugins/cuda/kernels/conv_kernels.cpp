@@ -65,6 +65,19 @@ ConvEpilogue fused_activation(const sdk::Node& n) {
   return e;
 }
 
+// fp16 mode (kernels/half_operands.h): `run(hx, hw, hy)` convolves float16
+// copies of x and w into a float16 result, widened into y (`count`
+// elements); W's copy is kept when it is a constant.
+template <class Run>
+void in_half(StreamResources& res, const HalfConstant& kept_w, bool w_constant, const sdk::ConstTensor& x,
+             const sdk::ConstTensor& w, void* y, int64_t count, Run&& run) {
+  const void* hx = half_copy(res, x.raw_data(), x.size(), kHalfInputSlot);
+  const void* hw = half_operand(res, kept_w, w_constant, w.raw_data(), w.size(), kHalfWeightSlot);
+  void* hy = res.scratch(static_cast<size_t>(count) * 2, kHalfOutputSlot);
+  run(hx, hw, hy);
+  widen_to_float(res, hy, y, count);
+}
+
 // Bias and the activation (and Z) over y [N, channels, spatial...].
 void run_epilogue(const std::string& op, int32_t dtype, const ConvEpilogue& e, void* y, const sdk::ConstTensor& bias,
                   const sdk::ConstTensor& z, const Dims& ys, int64_t count, cudaStream_t s) {
@@ -130,12 +143,11 @@ class ConvKernel {
     if (x.size() == 0 || w.size() == 0) {  // no input channels: the convolution is zero
       check(cudaMemsetAsync(y.raw_mutable_data(), 0, static_cast<size_t>(count) * element_bytes(dtype), res.stream()),
             "cudaMemsetAsync");
-    } else if (half_mode(ep_, dtype)) {  // fp16 mode: float16 operands, float32 result
-      const void* hx = half_copy(res, x.raw_data(), x.size(), kHalfInputSlot);
-      const void* hw = half_operand(res, half_w_, weight_constant_, w.raw_data(), w.size(), kHalfWeightSlot);
-      void* hy = res.scratch(static_cast<size_t>(count) * 2, kHalfOutputSlot);
-      conv_forward(res, ep_, g, group_, LOOM_DTYPE_FLOAT16, xs, hx, ws, hw, ys, hy);
-      widen_to_float(res, hy, y.raw_mutable_data(), count);
+    } else if (half_mode(ep_, dtype)) {
+      in_half(res, half_w_, weight_constant_, x, w, y.raw_mutable_data(), count,
+              [&](const void* hx, const void* hw, void* hy) {
+                conv_forward(res, ep_, g, group_, LOOM_DTYPE_FLOAT16, xs, hx, ws, hw, ys, hy);
+              });
     } else {
       conv_forward(res, ep_, g, group_, dtype, xs, x.raw_data(), ws, w.raw_data(), ys, y.raw_mutable_data());
     }
@@ -188,12 +200,11 @@ class ConvTransposeKernel {
     if (x.size() == 0 || w.size() == 0) {  // nothing reaches Y
       check(cudaMemsetAsync(y.raw_mutable_data(), 0, static_cast<size_t>(count) * element_bytes(dtype), res.stream()),
             "cudaMemsetAsync");
-    } else if (half_mode(ep_, dtype)) {  // fp16 mode: float16 operands, float32 result
-      const void* hx = half_copy(res, x.raw_data(), x.size(), kHalfInputSlot);
-      const void* hw = half_operand(res, half_w_, weight_constant_, w.raw_data(), w.size(), kHalfWeightSlot);
-      void* hy = res.scratch(static_cast<size_t>(count) * 2, kHalfOutputSlot);
-      conv_transpose(res, ep_, g, group_, LOOM_DTYPE_FLOAT16, xs, hx, ws, hw, ys, hy);
-      widen_to_float(res, hy, y.raw_mutable_data(), count);
+    } else if (half_mode(ep_, dtype)) {
+      in_half(res, half_w_, weight_constant_, x, w, y.raw_mutable_data(), count,
+              [&](const void* hx, const void* hw, void* hy) {
+                conv_transpose(res, ep_, g, group_, LOOM_DTYPE_FLOAT16, xs, hx, ws, hw, ys, hy);
+              });
     } else {
       conv_transpose(res, ep_, g, group_, dtype, xs, x.raw_data(), ws, w.raw_data(), ys, y.raw_mutable_data());
     }
