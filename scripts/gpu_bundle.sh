@@ -13,10 +13,15 @@
 #             recipes (tools/model_weights.py regenerates them there), the
 #             BERT-style encoder, PP-OCRv4 det (with its logits as an extra
 #             output) and rec
-#   node/     the ONNX backend node tests (Debian's libonnx-testdata) the cuda
-#             EP claims a node of, found by partitioning against a virtual device
-#   expectations/, tools/, gpu_check.sh, MANIFEST.json
-# Then, on the GPU machine: gpu_bundle/gpu_check.sh OUTDIR
+#   node.tar.xz  the ONNX backend node tests (Debian's libonnx-testdata) the
+#             cuda EP claims a node of, found by partitioning against a virtual
+#             device
+#   models/bench/  the GPU benchmark's ResNet-50, MobileNetV2 and BERT-base
+#             graphs (weights stripped: the benchmark writes its torch modules'
+#             weights into them there)
+#   expectations/, tools/, gpu_check.sh, gpu_benchmark.sh, MANIFEST.json
+# Then, on the GPU machine: gpu_bundle/gpu_check.sh OUTDIR (correctness) and
+# gpu_bundle/gpu_benchmark.sh OUTDIR (speed against PyTorch on that GPU).
 #
 #   scripts/gpu_bundle.sh [OUT_DIR]
 # Environment: LOOM_BUILD_DIR (default build; built with tests),
@@ -76,6 +81,23 @@ cp "$models/bert_encoder.onnx" "$models/ocr-models/ch_PP-OCRv4_rec_infer.onnx" "
 "$python" "$root/scripts/gpu/tools/add_outputs.py" "$models/ocr-models/ch_PP-OCRv4_det_infer.onnx" \
   "$out/models/ch_PP-OCRv4_det_infer.onnx" p2o.Add.281
 
+# The GPU benchmark's graphs (bench/gpu_benchmark.py): exported here from the
+# torch modules it rebuilds there, weights stripped (it writes the module's
+# own weights into them there). Cached in the build folder.
+bench_cache=$build/gpu_bench_models
+for m in resnet50 mobilenetv2 bert_base; do
+  if [ ! -e "$bench_cache/$m.stripped.onnx" ]; then
+    "$python" "$root/bench/gpu/models.py" "$bench_cache" >/dev/null 2>&1 || die "exporting the benchmark's models failed"
+    for n in resnet50 mobilenetv2 bert_base; do
+      "$python" "$root/scripts/gpu/tools/model_weights.py" strip "$bench_cache/$n.onnx" "$bench_cache/$n.stripped.onnx" \
+        --every-float --min-elements 4096 >/dev/null
+    done
+    break
+  fi
+done
+mkdir -p "$out/models/bench"
+for m in resnet50 mobilenetv2 bert_base; do cp "$bench_cache/$m.stripped.onnx" "$out/models/bench/$m.onnx"; done
+
 # Node tests the cuda EP claims a node of (partitioned against a virtual device).
 claimed=$("$build/bin/loom_conformance" --suite "$node_suite" --providers cuda,reference \
             --provider-option cuda:virtual_device=1 --require-provider cuda --list-claimed)
@@ -85,11 +107,14 @@ for t in $claimed; do
   count=$((count + 1))
 done
 [ "$count" -gt 0 ] || die "the cuda EP claims no node test (is the cuda plugin built?)"
+# Hundreds of small files: packed (19 MB of files in 1.2 MB); gpu_check.py unpacks them there.
+tar -C "$out" -cJf "$out/node.tar.xz" node && rm -rf "$out/node"
 cp "$root"/tests/conformance/expectations/node.txt "$out/expectations/"
 for e in "$root"/tests/conformance/expectations/node.cuda*.txt; do [ -e "$e" ] && cp "$e" "$out/expectations/"; done
 
-cp "$root"/scripts/gpu/tools/*.py "$out/tools/"
-cp "$root/scripts/gpu/gpu_check.sh" "$out/"
+cp "$root"/scripts/gpu/tools/*.py "$root/bench/gpu_benchmark.py" "$root/bench/gpu/models.py" \
+   "$root/tests/models/export_torch_models.py" "$out/tools/"
+cp "$root/scripts/gpu/gpu_check.sh" "$root/scripts/gpu/gpu_benchmark.sh" "$out/"
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -c . || true)
 cat > "$out/MANIFEST.json" <<JSON

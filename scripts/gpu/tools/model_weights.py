@@ -3,7 +3,7 @@
 
   model_weights.py strip IN.onnx OUT.onnx [--min-elements N]
       Replaces every float32 initializer of at least N elements (default 65536) read as a
-      Conv / ConvTranspose / Gemm / MatMul weight with a recipe: its dims and the root mean
+      Conv / ConvTranspose / Gemm / MatMul weight (with --every-float: any) with a recipe: its dims and the root mean
       square of each slice along its first axis (a convolution's output channels, where an
       exporter folded BatchNorm's per-channel scale). The recipe goes in the initializer's
       doc_string as "loom-recipe rms=<r0>,<r1>,..."; its data is dropped.
@@ -54,9 +54,9 @@ def recipe_values(name, dims, rms):
     return rows.astype(np.float32).reshape(dims)
 
 
-def strip(src, dst, min_elements):
+def strip(src, dst, min_elements, every_float=False):
     model = onnx.load(src)
-    weights = weight_names(model.graph)
+    weights = weight_names(model.graph) if not every_float else {i.name for i in model.graph.initializer}
     stripped = 0
     for init in model.graph.initializer:
         if init.name not in weights or init.data_type != onnx.TensorProto.FLOAT:
@@ -93,9 +93,11 @@ def main():
     p.add_argument("src")
     p.add_argument("dst")
     p.add_argument("--min-elements", type=int, default=65536)
+    p.add_argument("--every-float", action="store_true",
+                   help="strip every big float32 initializer (embeddings too), not only layer weights")
     a = p.parse_args()
     if a.action == "strip":
-        strip(a.src, a.dst, a.min_elements)
+        strip(a.src, a.dst, a.min_elements, a.every_float)
     else:
         restore(a.src, a.dst)
     return 0
