@@ -20,11 +20,13 @@ Expectations for tests/cli/data/profile_sample.json, by hand, in µs:
     copy 10350+50 (4096 B), gemm1 10400+50 (k20), fused_0 10450+500 (k400),
     wait 10950+50, barrier 11020+30; device copy 10360+60, gemm1 10450+250.
     span 11050-10150=900; union 850+30=880 -> gaps 120; kernel 570;
-    outside 50+30+100=180; device busy 310, idle 340-310=30.
+    outside 50+30+100=180; device busy 310, idle 340-310=30; launching on
+    stream 1 50+50=100; host waits 50+30=80.
   run 2: run 12000+1600, executor 12100+1400; steps 12150+300 (k250),
     12450+50, 12500+200 (k100), 12700+750 (k600), 13450+20, 13480+10;
     device 12460+60, 12520+400. span 1340; union 1320+10 -> gaps 70;
-    kernel 950; outside 300; device busy 460, idle 0.
+    kernel 950; outside 300; device busy 460, idle 0; launching 50+200=250;
+    host waits 20+10=30.
   op groups (step dur, both runs): fused 500+750, Conv 200+300, MatMul 50+200
     of 2000 -> 62.5 %, 25 %, 12.5 %; MatMul device 250+400.
 """
@@ -40,14 +42,15 @@ SAMPLE_PHASES = {"load_ms": 2.0, "transform_ms": 3.0, "partition_ms": 0.5, "comp
 RUN1 = {"run": 1, "tag": "r1", "steps": 6, "run_ms": 1.2, "executor_ms": 1.0, "before_executor_ms": 0.1,
         "after_executor_ms": 0.1, "node_span_ms": 0.9, "kernel_ms": 0.57, "in_nodes_outside_kernels_ms": 0.18,
         "gaps_between_nodes_ms": 0.12, "device_busy_ms": 0.31, "device_idle_gaps_ms": 0.03, "copy_count": 1,
-        "copy_bytes": 4096, "copy_ms": 0.05}
+        "copy_bytes": 4096, "copy_ms": 0.05, "launch_ms": 0.1, "host_wait_ms": 0.08}
 RUN2 = {"run": 2, "tag": "r2", "steps": 6, "run_ms": 1.6, "executor_ms": 1.4, "before_executor_ms": 0.1,
         "after_executor_ms": 0.1, "node_span_ms": 1.34, "kernel_ms": 0.95, "in_nodes_outside_kernels_ms": 0.3,
         "gaps_between_nodes_ms": 0.07, "device_busy_ms": 0.46, "device_idle_gaps_ms": 0.0, "copy_count": 1,
-        "copy_bytes": 4096, "copy_ms": 0.05}
+        "copy_bytes": 4096, "copy_ms": 0.05, "launch_ms": 0.25, "host_wait_ms": 0.03}
 MEAN = {"steps": 6, "run_ms": 1.4, "executor_ms": 1.2, "before_executor_ms": 0.1, "after_executor_ms": 0.1,
         "node_span_ms": 1.12, "kernel_ms": 0.76, "in_nodes_outside_kernels_ms": 0.24, "gaps_between_nodes_ms": 0.095,
-        "device_busy_ms": 0.385, "device_idle_gaps_ms": 0.015, "copy_count": 1, "copy_bytes": 4096, "copy_ms": 0.05}
+        "device_busy_ms": 0.385, "device_idle_gaps_ms": 0.015, "copy_count": 1, "copy_bytes": 4096, "copy_ms": 0.05,
+        "launch_ms": 0.175, "host_wait_ms": 0.055}
 FUSED_ALL = {"op_type": "fused(Conv+Relu)", "ep": "cpu_onednn", "calls": 2, "total_ms": 1.25, "mean_ms": 0.625,
              "kernel_ms": 1.0, "percent_of_kernel_time": 62.5, "device_ms": 0.0}
 CONV_ALL = {"op_type": "Conv", "ep": "cpu_onednn", "calls": 2, "total_ms": 0.5, "mean_ms": 0.25, "kernel_ms": 0.4,

@@ -50,6 +50,9 @@ RunMetrics run_metrics(const Trace& trace, int64_t run) {
       if (steps.empty() || s.end() > step_max) step_max = s.end();
       steps.emplace_back(s.ts, s.end());
       ++m.steps;
+      const bool on_device_stream = s.stream.value_or(0) != 0;
+      if (on_device_stream && (is_compute_step(s) || s.kind == "copy")) m.launch_ms += s.dur;
+      if (s.kind == "barrier" || (s.kind == "wait" && !on_device_stream)) m.host_wait_ms += s.dur;
       if (is_compute_step(s)) {
         const double k = s.kernel_us.value_or(0);
         m.kernel_ms += k;
@@ -69,6 +72,8 @@ RunMetrics run_metrics(const Trace& trace, int64_t run) {
   m.kernel_ms = ms(m.kernel_ms);
   m.in_nodes_outside_kernels_ms = ms(m.in_nodes_outside_kernels_ms);
   m.copy_ms = ms(m.copy_ms);
+  m.launch_ms = ms(m.launch_ms);
+  m.host_wait_ms = ms(m.host_wait_ms);
   if (run_span != nullptr) {
     m.tag = run_span->tag;
     m.run_ms = ms(run_span->dur);
@@ -148,6 +153,8 @@ std::vector<MetricValue> metric_values(const RunMetrics& m) {
       {"sum of kernel times", "kernel_ms", m.kernel_ms},
       {"inside nodes outside kernels", "in_nodes_outside_kernels_ms", m.in_nodes_outside_kernels_ms},
       {"gaps between nodes", "gaps_between_nodes_ms", m.gaps_between_nodes_ms},
+      {"host launching device work", "launch_ms", m.launch_ms},
+      {"host waiting for the device", "host_wait_ms", m.host_wait_ms},
       {"device busy", "device_busy_ms", m.device_busy_ms},
       {"device idle gaps", "device_idle_gaps_ms", m.device_idle_gaps_ms},
       {"copies", "copy_count", static_cast<double>(m.copy_count)},

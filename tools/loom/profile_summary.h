@@ -39,6 +39,11 @@ struct RunMetrics {
   int64_t copy_count = 0;
   double copy_bytes = 0;
   double copy_ms = 0;
+  // The host's side of asynchronous work: time spent launching steps on
+  // device streams (kernels, partitions, copies), and time blocked waiting
+  // for the device (host waits on events, the final barrier).
+  double launch_ms = 0;
+  double host_wait_ms = 0;
 };
 
 // Name and value of each metric in print order; text labels and JSON keys.
