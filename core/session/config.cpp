@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -19,6 +20,37 @@ constexpr const char* kOptimizationNames[] = {"disabled", "basic", "extended", "
 constexpr const char* kArenaGrowths[] = {"double", "exact"};
 constexpr const char* kExecutionModes[] = {"sequential", "parallel"};
 constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+
+// Limits on a config file, which may come from a stranger: its size, how
+// deep its values nest (rendering or walking a value 100,000 levels deep
+// overflows the stack), and thread counts (a million threads crash libgomp
+// or the OS's thread limit rather than fail).
+constexpr size_t kMaxConfigBytes = size_t{16} << 20;
+constexpr int kMaxNesting = 64;
+constexpr int kMaxThreads = 1024;
+
+// The deepest nesting of arrays and objects in `json` (outside strings) and
+// the byte offset where it first passes `limit`, or -1.
+int64_t first_too_deep(const std::string& json, int limit) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > limit) return static_cast<int64_t>(i);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return -1;
+}
 
 // A JSON value rendered for an error message, kept short so that a huge
 // array given where a string belongs does not flood the message.
@@ -149,14 +181,21 @@ class ConfigReader {
     return error(path, "expected a non-negative integer, got " + describe(v));
   }
 
+  Expected<int> read_thread_count(const std::string& path, const Json& v) const {
+    LOOM_ASSIGN_OR_RETURN(int n, read_non_negative_int(path, v));
+    if (n > kMaxThreads)
+      return error(path, "expected at most " + std::to_string(kMaxThreads) + " threads, got " + std::to_string(n));
+    return n;
+  }
+
   Status read_threads(const std::string& path, const Json& v, Config& config) const {
     if (!v.is_object()) return error(path, "expected an object with \"intra_op\" and/or \"inter_op\", got " + describe(v));
     for (const auto& [key, value] : v.items()) {
       const std::string key_path = path + "." + key;
       if (key == "intra_op") {
-        LOOM_ASSIGN_OR_RETURN(config.intra_op_threads, read_non_negative_int(key_path, value));
+        LOOM_ASSIGN_OR_RETURN(config.intra_op_threads, read_thread_count(key_path, value));
       } else if (key == "inter_op") {
-        LOOM_ASSIGN_OR_RETURN(config.inter_op_threads, read_non_negative_int(key_path, value));
+        LOOM_ASSIGN_OR_RETURN(config.inter_op_threads, read_thread_count(key_path, value));
       } else if (key == "spin_us") {
         LOOM_ASSIGN_OR_RETURN(config.spin_us, read_non_negative_int(key_path, value));
       } else if (key == "shared_inter_op") {
@@ -261,6 +300,12 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 Expected<Config> Config::from_json_string(const std::string& json, const std::string& source_name) {
+  if (json.size() > kMaxConfigBytes)
+    return invalid_argument(source_name + ": config is " + std::to_string(json.size()) + " bytes, more than " +
+                            std::to_string(kMaxConfigBytes >> 20) + " MiB");
+  if (const int64_t at = first_too_deep(json, kMaxNesting); at >= 0)
+    return invalid_argument(source_name + ": invalid config: values nest deeper than " + std::to_string(kMaxNesting) +
+                            " levels (at byte " + std::to_string(at) + ")");
   Json root;
   try {
     root = Json::parse(json);
@@ -275,6 +320,17 @@ Expected<Config> Config::from_json_string(const std::string& json, const std::st
 }
 
 Expected<Config> Config::from_json_file(const std::string& path) {
+  // Only a regular file of bounded size: a FIFO would block and /dev/zero
+  // never ends.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return not_found(path + ": cannot open config file");
+  if (!std::filesystem::is_regular_file(status)) return invalid_argument(path + ": config is not a regular file");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return fail(path + ": cannot read config file: " + ec.message());
+  if (size > kMaxConfigBytes)
+    return invalid_argument(path + ": config is " + std::to_string(size) + " bytes, more than " +
+                            std::to_string(kMaxConfigBytes >> 20) + " MiB");
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found(path + ": cannot open config file");
   std::ostringstream buffer;

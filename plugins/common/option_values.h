@@ -34,4 +34,15 @@ inline int parse_non_negative(const std::string& provider, const std::string& ke
   bad_option(provider, key, value, "a non-negative integer");
 }
 
+// The most threads an option may ask for (a million crash libgomp or hit
+// the OS's thread limit rather than fail), as the config's threads keys.
+constexpr int kMaxThreads = 1024;
+
+// A thread count: 0 .. kMaxThreads.
+inline int parse_threads(const std::string& provider, const std::string& key, const std::string& value) {
+  const int n = parse_non_negative(provider, key, value);
+  if (n > kMaxThreads) bad_option(provider, key, value, "at most 1024 threads");
+  return n;
+}
+
 }  // namespace loom::plugin_options

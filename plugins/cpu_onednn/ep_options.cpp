@@ -15,6 +15,9 @@ constexpr char kProvider[] = "cpu_onednn";
   plugin_options::bad_option(kProvider, key, value, expected);
 }
 int parse_threads(const std::string& key, const std::string& value) {
+  return plugin_options::parse_threads(kProvider, key, value);
+}
+int parse_count(const std::string& key, const std::string& value) {
   return plugin_options::parse_non_negative(kProvider, key, value);
 }
 bool parse_bool(const std::string& key, const std::string& value) {
@@ -32,7 +35,7 @@ EpOptions parse_ep_options(const sdk::Options& options) {
     } else if (key == "winograd") {
       parsed.winograd = parse_bool(key, value);
     } else if (key == "program_cache_size") {
-      const int n = parse_threads(key, value);
+      const int n = parse_count(key, value);
       if (n < 1) bad_option(key, value, "a positive integer");
       parsed.program_cache_size = static_cast<size_t>(n);
     } else {

@@ -228,7 +228,7 @@ void tile(KernelContext& ctx) {
   Shape out_shape(rank), view, view_strides;
   for (int64_t d = 0; d < rank; ++d) {
     if (repeats[d] < 0) sdk::fail_invalid("Tile: negative repeat");
-    out_shape[d] = in[d] * repeats[d];
+    out_shape[d] = sdk::checked_mul(in[d], repeats[d], "Tile: dimension " + std::to_string(d));
     view.insert(view.end(), {repeats[d], in[d]});
     view_strides.insert(view_strides.end(), {0, st[d]});
   }
@@ -285,7 +285,8 @@ void pad(KernelContext& ctx) {
   }
   Shape out_shape(rank);
   for (int64_t d = 0; d < rank; ++d) {
-    out_shape[d] = in[d] + begin[d] + end[d];
+    out_shape[d] = sdk::checked_add(sdk::checked_add(in[d], begin[d], "Pad: dimension " + std::to_string(d)), end[d],
+                                    "Pad: dimension " + std::to_string(d));
     if (out_shape[d] < 0) sdk::fail_invalid("Pad: pads make dimension " + std::to_string(d) + " negative");
     if (mode != "constant" && in[d] == 0 && out_shape[d] > 0)
       sdk::fail_invalid("Pad: cannot pad an empty dimension in " + mode + " mode");

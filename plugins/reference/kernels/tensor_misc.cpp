@@ -36,7 +36,13 @@ void range(KernelContext& ctx) {
       if (!std::isfinite(count) || count > 9.0e15) sdk::fail_invalid("Range: element count is not finite or too large");
       n = static_cast<int64_t>(count);
     } else {
-      const int64_t span = static_cast<int64_t>(limit) - start, d = delta;
+      // limit - start can overflow int64 (a span of more than 2^63
+      // elements): checked, as every size from an input.
+      int64_t span = 0;
+      if (__builtin_sub_overflow(static_cast<int64_t>(limit), static_cast<int64_t>(start), &span))
+        sdk::fail_invalid("Range: limit - start overflows int64 (" + std::to_string(static_cast<int64_t>(limit)) +
+                          " - " + std::to_string(static_cast<int64_t>(start)) + ")");
+      const int64_t d = delta;
       n = span / d + ((span % d != 0) && ((span < 0) == (d < 0)) ? 1 : 0);
     }
     n = std::max<int64_t>(n, 0);

@@ -1,6 +1,7 @@
 #include "loom/config.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -183,6 +184,38 @@ TEST(ConfigTest, InvalidJsonReportsLineAndColumn) {
   EXPECT_NE(e.find("column"), std::string::npos) << e;
   EXPECT_EQ(e.find("[json.exception"), std::string::npos) << e;
   EXPECT_FALSE(Config::from_json_string(""));
+}
+
+// Config files may come from strangers (issue 26): nesting, thread counts,
+// size and file kind are bounded before any work, each error naming it.
+TEST(ConfigTest, HostileConfigsFailCleanly) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::string e = error_of(deep);
+  EXPECT_NE(e.find("nest deeper than 64 levels"), std::string::npos) << e.substr(0, 200);
+  // Brackets inside strings do not count.
+  EXPECT_TRUE(Config::from_json_string(R"({"providers": [")" + std::string(1000, '[') + R"("]})"));
+  e = error_of(R"({"threads": {"intra_op": 1000000}})");
+  EXPECT_EQ(e, "config.json: threads.intra_op: expected at most 1024 threads, got 1000000");
+  e = error_of(R"({"threads": {"inter_op": 1000000}})");
+  EXPECT_EQ(e, "config.json: threads.inter_op: expected at most 1024 threads, got 1000000");
+  EXPECT_TRUE(Config::from_json_string(R"({"threads": {"intra_op": 1024, "inter_op": 1024}})"));
+  e = error_of(std::string(17 << 20, ' ') + "{}");
+  EXPECT_NE(e.find("more than 16 MiB"), std::string::npos) << e;
+}
+
+TEST(ConfigTest, OnlyRegularFilesAreRead) {
+  auto zero = Config::from_json_file("/dev/zero");
+  ASSERT_FALSE(zero);
+  EXPECT_EQ(zero.status().message(), "/dev/zero: config is not a regular file");
+  const std::string dir = testing::TempDir() + "/loom_config_fifo";
+  std::filesystem::create_directories(dir);
+  const std::string fifo = dir + "/config.json";
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto f = Config::from_json_file(fifo);  // would block forever if opened
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.status().message().find("not a regular file"), std::string::npos) << f.status().message();
+  std::filesystem::remove(fifo);
 }
 
 TEST(ConfigTest, FromFileNamesThePath) {
