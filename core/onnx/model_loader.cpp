@@ -334,6 +334,8 @@ Expected<LoadedModel> load_model_file(const std::string& path, const LoadOptions
   std::error_code ec;
   if (!fs::exists(path, ec)) return not_found(path + ": no such file");
   if (fs::is_directory(path, ec)) return invalid_argument(path + ": is a directory, not an ONNX model");
+  // A FIFO would block the parser and /dev/zero never ends.
+  if (!fs::is_regular_file(path, ec)) return invalid_argument(path + ": not a regular file, not an ONNX model");
   if (fs::file_size(path, ec) == 0 || ec) return invalid_argument(path + ": empty, not an ONNX model");
   // Parsed straight from the file: no copy of the whole file in memory.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

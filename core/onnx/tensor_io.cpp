@@ -28,6 +28,13 @@ Expected<std::string> read_bytes(const std::string& path, const std::string& wha
   std::error_code ec;
   if (!fs::exists(path, ec)) return not_found(path + ": no such file");
   if (fs::is_directory(path, ec)) return invalid_argument(path + ": is a directory, expected a " + what + " .pb file");
+  // Only regular files, sized before reading: a FIFO would block and
+  // /dev/zero never ends.
+  if (!fs::is_regular_file(path, ec)) return invalid_argument(path + ": not a regular file, expected a " + what + " .pb file");
+  const auto size = fs::file_size(path, ec);
+  if (ec) return fail(path + ": cannot read its size: " + ec.message());
+  if (size > static_cast<uintmax_t>(std::numeric_limits<int>::max()))
+    return invalid_argument(path + ": file too large for a " + what + " (over 2 GiB)");
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found(path + ": cannot open");
   std::ostringstream buffer;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "plugin_host/abi_objects.h"
+#include "plugin_host/elf_file.h"
 
 namespace loom::plugin_host {
 namespace {
@@ -34,6 +35,7 @@ Expected<std::unique_ptr<PluginLibrary>> PluginLibrary::open(const std::string& 
   LoadStep ignored;
   LoadStep& step = reached ? *reached : ignored;
   step = LoadStep::kOpen;
+  if (Status file = check_elf_file(path); !file) return refuse("cannot load library: " + file.message());
   std::unique_ptr<PluginLibrary> lib(new PluginLibrary());
   lib->path_ = path;
   boost::system::error_code ec;
