@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -111,8 +112,11 @@ class GraphConverter {
     g->parent = parent;
     g->opsets = opsets_;
     g->op_schemas = schemas_;
+    Scope scope(scopes_);
     for (auto& init : *gp.mutable_initializer()) {
       const std::string name = init.name();
+      if (g->initializers.count(name)) return invalid_graph("initializer '" + name + "' is defined twice");
+      LOOM_RETURN_IF_ERROR(define(name, "initializer"));
       const bool external = init.data_location() == ::onnx::TensorProto_DataLocation_EXTERNAL;
       auto t = take_tensor_from_proto(init, model_dir_, limits_.max_tensor_bytes);
       if (!t) return t.status().with_context("initializer '" + name + "'");
@@ -125,6 +129,7 @@ class GraphConverter {
     if (gp.sparse_initializer_size() > 0)
       return not_implemented("graph '" + gp.name() + "' has sparse initializers, which Loom does not support yet");
     for (const auto& vi : gp.input()) {
+      if (!g->initializers.count(vi.name())) LOOM_RETURN_IF_ERROR(define(vi.name(), "graph input"));
       g->inputs.push_back(vi.name());
       if (vi.has_type()) g->value_types[vi.name()] = value_type_from_proto(vi.type());
     }
@@ -157,6 +162,8 @@ class GraphConverter {
         if (!a) return a.status().with_context("node " + n.label() + " attribute '" + ap.name() + "'");
         n.attributes.push_back(std::move(*a));
       }
+      for (const std::string& o : n.outputs)
+        if (!o.empty()) LOOM_RETURN_IF_ERROR(define(o, "output of node " + n.label()));
       const ir::Node& added = g->add_node(std::move(n));
       // Values are assigned once: a node may not overwrite a graph input or
       // an initializer (two nodes writing one value is refused when the
@@ -175,6 +182,23 @@ class GraphConverter {
   }
 
  private:
+  // The names each graph being converted defines, innermost last: ONNX
+  // forbids a subgraph to define a name an enclosing graph defines (it
+  // would shadow the outer value its nodes may read).
+  struct Scope {
+    explicit Scope(std::vector<std::set<std::string>>& s) : scopes(s) { scopes.emplace_back(); }
+    ~Scope() { scopes.pop_back(); }
+    std::vector<std::set<std::string>>& scopes;
+  };
+
+  Status define(const std::string& name, const std::string& what) {
+    for (size_t i = 0; i + 1 < scopes_.size(); ++i)
+      if (scopes_[i].count(name))
+        return invalid_graph(what + " '" + name + "' in a subgraph shadows a value of an enclosing graph");
+    scopes_.back().insert(name);
+    return Status::ok();
+  }
+
   Expected<ir::Attribute> convert_attribute(::onnx::AttributeProto& ap, const ir::Graph* owner, int depth) {
     if (ap.type() != ::onnx::AttributeProto::GRAPH && ap.type() != ::onnx::AttributeProto::GRAPHS)
       return convert_plain_attribute(ap, model_dir_, limits_.max_tensor_bytes, &ap);
@@ -197,6 +221,7 @@ class GraphConverter {
     return a;
   }
 
+  std::vector<std::set<std::string>> scopes_;
   std::string model_dir_;
   std::map<std::string, int64_t> opsets_;
   std::shared_ptr<OpSchemas> schemas_;

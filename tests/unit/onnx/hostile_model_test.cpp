@@ -585,6 +585,49 @@ TEST(HostileModelTest, NodeOverwritingAGraphInputOrInitializerIsRefused) {
   expect_good_model_runs();
 }
 
+TEST(HostileModelTest, InitializerDefinedTwiceIsRefused) {
+  ModelBuilder m = add_model();
+  m.float_initializer("w", {2}, {1, 2});
+  m.float_initializer("w", {2}, {3, 4});
+  const std::string e = session_error(m.bytes());
+  EXPECT_HAS(e, "initializer 'w' is defined twice");
+  expect_good_model_runs();
+}
+
+// An If branch whose node writes a name the main graph defines: the branch
+// would shadow the outer value (ONNX forbids it).
+TEST(HostileModelTest, SubgraphShadowingAnOuterValueIsRefused) {
+  ModelBuilder m;
+  m.input("cond", TensorProto::BOOL, {});
+  m.input("x", TensorProto::FLOAT, {2});
+  m.node("Relu", {"x"}, {"r"}, "outer");
+  auto branch = [](const std::string& out_name) {
+    ::onnx::GraphProto g;
+    g.set_name("branch");
+    auto* n = g.add_node();
+    n->set_op_type("Neg");
+    n->add_input("r");
+    n->add_output(out_name);
+    auto* o = g.add_output();
+    o->set_name(out_name);
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(TensorProto::FLOAT);
+    return g;
+  };
+  auto& node = m.node("If", {"cond"}, {"y"}, "if");
+  auto* then_a = node.add_attribute();
+  then_a->set_name("then_branch");
+  then_a->set_type(::onnx::AttributeProto::GRAPH);
+  *then_a->mutable_g() = branch("r");  // shadows the outer 'r'
+  auto* else_a = node.add_attribute();
+  else_a->set_name("else_branch");
+  else_a->set_type(::onnx::AttributeProto::GRAPH);
+  *else_a->mutable_g() = branch("e");
+  m.output("y", TensorProto::FLOAT, {2});
+  const std::string e = session_error(m.bytes());
+  EXPECT_HAS(e, "'r' in a subgraph shadows a value of an enclosing graph");
+  expect_good_model_runs();
+}
+
 TEST(HostileModelTest, EmptyGraphIsRefused) {
   ModelBuilder m;
   const std::string e = session_error(m.bytes());
