@@ -226,6 +226,14 @@ Expected<Tensor> decode_tensor(const ::onnx::TensorProto& proto, const std::stri
     if (proto.string_data_size() != count)
       return invalid_argument(label + ": shape " + dims_string(dims) + " needs " + std::to_string(count) +
                               " values in string_data, got " + std::to_string(proto.string_data_size()));
+    // A string tensor takes its strings' bytes: max_tensor_mb bounds them too.
+    if (max_bytes > 0) {
+      uint64_t bytes = 0;
+      for (const std::string& v : proto.string_data()) bytes += v.size();
+      if (bytes > static_cast<uint64_t>(max_bytes))
+        return invalid_argument(label + ": its strings take " + std::to_string(bytes) + " bytes, over " +
+                                describe_byte_limit("max_tensor_mb", max_bytes));
+    }
     return Tensor::from_strings(std::move(dims), {proto.string_data().begin(), proto.string_data().end()});
   }
 

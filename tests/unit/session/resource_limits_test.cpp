@@ -82,6 +82,30 @@ TEST(ResourceLimits, TooLargeATensorIsRefusedAtLoadNamingItAndTheLimit) {
   EXPECT_NE(error.find("limits.max_tensor_mb (1 MiB)"), std::string::npos) << error;
 }
 
+// Strings count by their bytes (a string tensor of 4 x 512 KiB passed a 1 MiB
+// limit before: only fixed-size elements were counted).
+TEST(ResourceLimits, TooLargeAStringTensorIsRefusedAtLoad) {
+  auto env = env_with(R"({"max_tensor_mb": 1})");
+  ASSERT_TRUE(env);
+  auto model = [](size_t each) {
+    ModelBuilder m;
+    m.input("x", ::onnx::TensorProto::STRING, {4});
+    auto* t = m.proto().mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(::onnx::TensorProto::STRING);
+    t->add_dims(4);
+    for (int i = 0; i < 4; ++i) t->add_string_data(std::string(each, 'a' + i));
+    m.node("Identity", {"w"}, {"y"});
+    m.output("y", ::onnx::TensorProto::STRING, {4});
+    return m.bytes();
+  };
+  EXPECT_EQ(create_error(env, model(64 << 10)), "(created)");  // 256 KiB of strings
+  const std::string error = create_error(env, model(512 << 10));  // 2 MiB
+  EXPECT_NE(error.find("initializer 'w'"), std::string::npos) << error;
+  EXPECT_NE(error.find("its strings take 2097152 bytes"), std::string::npos) << error;
+  EXPECT_NE(error.find("limits.max_tensor_mb (1 MiB)"), std::string::npos) << error;
+}
+
 TEST(ResourceLimits, TooLargeAModelIsRefusedNamingTheLimit) {
   auto env = env_with(R"({"max_model_mb": 1})");
   ASSERT_TRUE(env);
