@@ -128,6 +128,8 @@ class GraphConverter {
     }
     if (gp.sparse_initializer_size() > 0)
       return not_implemented("graph '" + gp.name() + "' has sparse initializers, which Loom does not support yet");
+    for (const auto* list : {&gp.input(), &gp.output(), &gp.value_info()})
+      for (const auto& vi : *list) LOOM_RETURN_IF_ERROR(check_declared_rank(vi));
     for (const auto& vi : gp.input()) {
       if (!g->initializers.count(vi.name())) LOOM_RETURN_IF_ERROR(define(vi.name(), "graph input"));
       g->inputs.push_back(vi.name());
@@ -182,6 +184,20 @@ class GraphConverter {
   }
 
  private:
+  // A declared type's rank is bounded as a tensor's (a value_info with a
+  // million dims costs memory for nothing).
+  static Status check_declared_rank(const ::onnx::ValueInfoProto& vi) {
+    const ::onnx::TypeProto* t = &vi.type();
+    while (t->has_sequence_type() || t->has_optional_type())
+      t = t->has_sequence_type() ? &t->sequence_type().elem_type() : &t->optional_type().elem_type();
+    if (t->has_tensor_type() && t->tensor_type().has_shape() &&
+        static_cast<size_t>(t->tensor_type().shape().dim_size()) > kMaxTensorRank)
+      return invalid_graph("the declared type of '" + vi.name() + "' has rank " +
+                           std::to_string(t->tensor_type().shape().dim_size()) + ", over the limit of " +
+                           std::to_string(kMaxTensorRank));
+    return Status::ok();
+  }
+
   // The names each graph being converted defines, innermost last: ONNX
   // forbids a subgraph to define a name an enclosing graph defines (it
   // would shadow the outer value its nodes may read).

@@ -585,6 +585,15 @@ TEST(HostileModelTest, NodeOverwritingAGraphInputOrInitializerIsRefused) {
   expect_good_model_runs();
 }
 
+TEST(HostileModelTest, DeclaredRankAboveTheLimitIsRefused) {
+  ModelBuilder m;
+  m.input("x", TensorProto::FLOAT, std::vector<int64_t>(100000, 1));
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  m.output("y", TensorProto::FLOAT, {});
+  EXPECT_HAS(session_error(m.bytes()), "the declared type of 'x' has rank 100000, over the limit of 64");
+  expect_good_model_runs();
+}
+
 TEST(HostileModelTest, InitializerDefinedTwiceIsRefused) {
   ModelBuilder m = add_model();
   m.float_initializer("w", {2}, {1, 2});
