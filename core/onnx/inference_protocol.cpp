@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <exception>
+#include <thread>
 
 namespace loom::onnxio::inference_protocol {
 
@@ -119,6 +120,19 @@ std::string infer_reply(const std::string& request, const ::onnx::ISchemaRegistr
 
 void serve(int fd, const ::onnx::ISchemaRegistry* registry) {
   end_quietly_on_faults();
+  // The server lives no longer than the process that started it, even in
+  // the middle of a request that takes long: a watchdog ends it once its
+  // parent is gone (reparented). Polling the parent works whichever of the
+  // parent's threads started the server (PR_SET_PDEATHSIG would fire when
+  // that thread, not the process, ends).
+  const pid_t parent = ::getppid();
+  if (parent == 1) ::_exit(0);
+  std::thread([parent] {
+    for (;;) {
+      ::usleep(200 * 1000);
+      if (::getppid() != parent) ::_exit(0);
+    }
+  }).detach();
   // The server holds nothing of its parent's but its socket: a listening
   // socket or a file the application closes must not stay open here.
   if (fd != kServerSocketFd) {

@@ -240,6 +240,17 @@ std::string InferenceServer::stop(bool kill_it) {
 InferenceResult InferenceServer::infer(::onnx::ModelProto& model, int timeout_ms) {
   const std::string request = light_request(model);
   std::lock_guard<std::mutex> lock(mutex_);
+  return infer_locked(model, request, timeout_ms);
+}
+
+std::optional<InferenceResult> InferenceServer::try_infer(::onnx::ModelProto& model, int timeout_ms) {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  return infer_locked(model, light_request(model), timeout_ms);
+}
+
+InferenceResult InferenceServer::infer_locked(::onnx::ModelProto& model, const std::string& request,
+                                              int timeout_ms) {
   std::string why;
   if (pid_ < 0 && !start(&why)) return {InferenceOutcome::kUnavailable, why};
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -276,16 +287,51 @@ InferenceResult InferenceServer::infer(::onnx::ModelProto& model, int timeout_ms
 }
 
 InferenceResult infer_shapes_isolated(::onnx::ModelProto& model, const OpSchemas* schemas, int timeout_ms) {
-  // Without custom ops, the process-wide server serves: one program for
+  // Without custom ops, the process-wide pool serves: programs shared by
   // every Environment.
   if (schemas != nullptr && !schemas->empty()) return schemas->inference_server().infer(model, timeout_ms);
-  return onnx_inference_server().infer(model, timeout_ms);
+  return infer_with_onnx_schemas(model, timeout_ms);
 }
 
-InferenceServer& onnx_inference_server() {
-  // Never destroyed: its server ends when the process does.
-  static InferenceServer* const onnx_only = new InferenceServer(nullptr);
-  return *onnx_only;
+namespace {
+
+// The ONNX-only servers; never destroyed (their servers end with the
+// process). The first exists from the start, the others as requests overlap.
+struct OnnxServerPool {
+  std::mutex mutex;
+  std::vector<InferenceServer*> servers{new InferenceServer(nullptr)};
+};
+
+OnnxServerPool& onnx_pool() {
+  static OnnxServerPool* const pool = new OnnxServerPool();
+  return *pool;
+}
+
+}  // namespace
+
+InferenceServer& onnx_inference_server() { return *onnx_pool().servers.front(); }
+
+InferenceResult infer_with_onnx_schemas(::onnx::ModelProto& model, int timeout_ms) {
+  OnnxServerPool& pool = onnx_pool();
+  std::vector<InferenceServer*> servers;
+  {
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    servers = pool.servers;
+  }
+  for (InferenceServer* s : servers)
+    if (auto r = s->try_infer(model, timeout_ms)) return *r;
+  InferenceServer* extra = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    if (pool.servers.size() < static_cast<size_t>(kMaxOnnxServers)) {
+      pool.servers.push_back(new InferenceServer(nullptr));
+      extra = pool.servers.back();
+    }
+  }
+  if (extra != nullptr) return extra->infer(model, timeout_ms);
+  // Every server busy: wait for one (the last, least likely to be the one
+  // a slow model holds since requests try the first ones first).
+  return servers.back()->infer(model, timeout_ms);
 }
 
 }  // namespace loom::onnxio

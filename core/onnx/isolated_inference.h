@@ -28,7 +28,8 @@
 // small shape-like tensors only); the reply holds just the inferred types
 // (value_info and output types of the graph and of every subgraph), merged
 // into the caller's model (inference_protocol.h). A server that crashed or
-// hung is replaced at the next request.
+// hung is replaced at the next request. A server ends itself once the
+// process that started it is gone, even in the middle of a request.
 #pragma once
 
 #include <onnx/defs/schema.h>
@@ -36,6 +37,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 
@@ -80,6 +82,9 @@ class InferenceServer {
   InferenceServer& operator=(const InferenceServer&) = delete;
 
   InferenceResult infer(::onnx::ModelProto& model, int timeout_ms = kShapeInferenceTimeoutMs);
+  // The same when the server is free; nullopt without waiting when another
+  // request holds it.
+  std::optional<InferenceResult> try_infer(::onnx::ModelProto& model, int timeout_ms = kShapeInferenceTimeoutMs);
 
   // Starts the server now if it is not running, so that its start-up
   // overlaps the caller's own work before the first request.
@@ -92,6 +97,7 @@ class InferenceServer {
   pid_t server_pid() const;
 
  private:
+  InferenceResult infer_locked(::onnx::ModelProto& model, const std::string& request, int timeout_ms);
   bool start(std::string* why);
   // Start the server on `server_end` of the socket pair; its pid or -1.
   pid_t spawn_program(int server_end, std::string* why);
@@ -106,8 +112,15 @@ class InferenceServer {
   int socket_ = -1;
 };
 
-// The process-wide server with ONNX's schemas only.
+// The process-wide server with ONNX's schemas only (the first of its pool).
 InferenceServer& onnx_inference_server();
+
+// Infers `model` with ONNX's schemas on the first free server of a small
+// process-wide pool (kMaxOnnxServers, started as requests overlap), so a
+// model whose inference runs until the timeout does not hold up unrelated
+// sessions; only when every server is busy does a request wait.
+constexpr int kMaxOnnxServers = 4;
+InferenceResult infer_with_onnx_schemas(::onnx::ModelProto& model, int timeout_ms = kShapeInferenceTimeoutMs);
 
 // Infers `model` on the server of `schemas` (OpSchemas::inference_server),
 // or on a process-wide one with ONNX's schemas only when `schemas` is NULL.

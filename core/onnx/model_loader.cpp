@@ -254,6 +254,35 @@ class GraphConverter {
   }
 };
 
+// The first node of `g` (or of its subgraphs) that calls one of `functions`
+// (domain, name), or none.
+const ::onnx::NodeProto* find_function_call(const ::onnx::GraphProto& g,
+                                            const std::set<std::pair<std::string, std::string>>& functions,
+                                            int depth) {
+  for (const auto& n : g.node()) {
+    if (functions.count({normalise_domain(n.domain()), n.op_type()})) return &n;
+    if (depth <= 0) continue;
+    for (const auto& a : n.attribute()) {
+      if (a.has_g())
+        if (const auto* found = find_function_call(a.g(), functions, depth - 1)) return found;
+      for (const auto& sub : a.graphs())
+        if (const auto* found = find_function_call(sub, functions, depth - 1)) return found;
+    }
+  }
+  return nullptr;
+}
+
+Status refuse_function_calls(const ::onnx::ModelProto& model) {
+  if (model.functions_size() == 0) return Status::ok();
+  std::set<std::pair<std::string, std::string>> functions;
+  for (const auto& f : model.functions()) functions.insert({normalise_domain(f.domain()), f.name()});
+  if (const ::onnx::NodeProto* n = find_function_call(model.graph(), functions, kMaxSubgraphDepth))
+    return not_implemented("node '" + n->name() + "' calls the model-local function '" +
+                           (n->domain().empty() ? "" : n->domain() + ".") + n->op_type() +
+                           "': Loom does not run model-local functions");
+  return Status::ok();
+}
+
 Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string& model_dir, const std::string& source,
                                     const LoadOptions& options, int64_t file_bytes) {
   if (!model.has_graph()) return invalid_argument(source + ": not an ONNX model (no graph)");
@@ -265,6 +294,11 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
 
   // Before ONNX's inference, which assumes every read value is defined.
   if (Status st = check_value_definitions(model.graph(), kMaxSubgraphDepth); !st) return st.with_context(source);
+  // Loom does not run model-local functions: a model calling one is refused
+  // here, before ONNX's inference expands the calls (61 functions each
+  // calling the previous twice held the inference server for its whole
+  // timeout, and every session created meanwhile waited behind it).
+  if (Status st = refuse_function_calls(model); !st) return st.with_context(source);
   ::onnx::ISchemaRegistry* registry = options.schemas ? static_cast<::onnx::ISchemaRegistry*>(options.schemas.get())
                                                       : ::onnx::OpSchemaRegistry::Instance();
   if (Status st = verify_onnx_nodes(model.graph(), *registry, opsets); !st) return st.with_context(source);

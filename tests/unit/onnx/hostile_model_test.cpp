@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -582,6 +583,39 @@ TEST(HostileModelTest, NodeOverwritingAGraphInputOrInitializerIsRefused) {
   e = session_error(init.bytes());
   EXPECT_HAS(e, "'w'");
   EXPECT_HAS(e, "'clobber'");
+  expect_good_model_runs();
+}
+
+// Calls of model-local functions (which Loom does not run) are refused
+// before ONNX's inference would expand them: 61 functions each calling the
+// previous twice held the inference server for its whole timeout.
+TEST(HostileModelTest, ModelLocalFunctionCallsAreRefusedBeforeInference) {
+  ModelBuilder m;
+  m.import_domain("local", 1);
+  m.input("x", TensorProto::FLOAT, {2});
+  m.node("f60", {"x"}, {"y"}, "call", "local");
+  m.output("y", TensorProto::FLOAT, {2});
+  for (int i = 0; i < 61; ++i) {
+    auto* f = m.proto().add_functions();
+    f->set_name("f" + std::to_string(i));
+    f->set_domain("local");
+    f->add_input("x");
+    f->add_output("y");
+    auto* op = f->add_opset_import();
+    op->set_domain(i == 0 ? "" : "local");
+    op->set_version(i == 0 ? 17 : 1);
+    for (int k = 0; k < (i == 0 ? 1 : 2); ++k) {
+      auto* n = f->add_node();
+      n->set_op_type(i == 0 ? "Relu" : "f" + std::to_string(i - 1));
+      n->set_domain(i == 0 ? "" : "local");
+      n->add_input(k == 0 ? "x" : "t");
+      n->add_output(i == 0 || k == 1 ? "y" : "t");
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const std::string e = session_error(m.bytes());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_HAS(e, "node 'call' calls the model-local function 'local.f60'");
   expect_good_model_runs();
 }
 

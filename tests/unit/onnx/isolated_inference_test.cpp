@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "common/model_builder.h"
@@ -310,6 +311,107 @@ TEST(IsolatedInferenceTest, ServersStartWhileOtherThreadsAllocate) {
   stop = true;
   for (auto& t : churn) t.join();
   EXPECT_EQ(done.load(), 9);
+}
+
+// 61 model-local functions, f_i calling f_(i-1) twice: ONNX's inference
+// expands the calls, 2^60 of them (issue 26: it held the server until the
+// deadline). Loom refuses such a model before inference; here it serves as
+// a request that runs until its deadline.
+::onnx::ModelProto nested_functions_model(int levels = 61) {
+  testing::ModelBuilder m;
+  m.import_domain("local", 1);
+  m.input("x", ::onnx::TensorProto::FLOAT, {2});
+  m.node("f" + std::to_string(levels - 1), {"x"}, {"y"}, "call", "local");
+  m.output("y", ::onnx::TensorProto::FLOAT, {2});
+  ::onnx::ModelProto model = m.proto();
+  for (int i = 0; i < levels; ++i) {
+    ::onnx::FunctionProto* f = model.add_functions();
+    f->set_name("f" + std::to_string(i));
+    f->set_domain("local");
+    f->add_input("x");
+    f->add_output("y");
+    for (const auto& [domain, version] : {std::pair<std::string, int>{"", 17}, {"local", 1}}) {
+      auto* op = f->add_opset_import();
+      op->set_domain(domain);
+      op->set_version(version);
+    }
+    auto call = [&](const std::string& in, const std::string& out) {
+      ::onnx::NodeProto* n = f->add_node();
+      n->set_op_type(i == 0 ? "Relu" : "f" + std::to_string(i - 1));
+      n->set_domain(i == 0 ? "" : "local");
+      n->add_input(in);
+      n->add_output(out);
+    };
+    if (i == 0) {
+      call("x", "y");
+    } else {
+      call("x", "t");
+      call("t", "y");
+    }
+  }
+  return model;
+}
+
+// A request that runs until its deadline holds one server; other models are
+// served meanwhile by another server of the pool instead of waiting.
+TEST(IsolatedInferenceTest, ASlowModelDoesNotHoldUpOthers) {
+  std::atomic<bool> slow_done{false};
+  std::thread slow([&] {
+    ::onnx::ModelProto model = nested_functions_model();
+    (void)infer_with_onnx_schemas(model, /*timeout_ms=*/4000);
+    slow_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  ::onnx::ModelProto model = relu_transpose_model();
+  const InferenceResult r = infer_with_onnx_schemas(model);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  const bool overlapped = !slow_done.load();
+  slow.join();
+  EXPECT_EQ(r.outcome, InferenceOutcome::kDone) << r.detail;
+  expect_relu_transpose_inferred(model);
+  EXPECT_LT(waited, std::chrono::seconds(3)) << "the request waited behind the slow one";
+  EXPECT_TRUE(overlapped) << "the slow request ended first (then this test proves nothing)";
+}
+
+// A server outlives no process that started it, even mid-request: started
+// from a child process that is then killed, it ends by itself.
+TEST(IsolatedInferenceTest, TheServerEndsWithTheProcessThatStartedIt) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    InferenceServer* server = new InferenceServer(nullptr);  // never destroyed: the child is killed
+    ::onnx::ModelProto model = relu_transpose_model();
+    (void)server->infer(model);
+    const pid_t pid = server->server_pid();
+    (void)!::write(fds[1], &pid, sizeof pid);
+    ::onnx::ModelProto slow = nested_functions_model();
+    (void)server->infer(slow, /*timeout_ms=*/60000);  // the server is busy when its parent dies
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  pid_t server = -1;
+  ASSERT_EQ(::read(fds[0], &server, sizeof server), static_cast<ssize_t>(sizeof server));
+  ::close(fds[0]);
+  ASSERT_GT(server, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  // Gone (or a zombie its new parent has yet to reap) within a few seconds.
+  auto alive = [&] {
+    std::ifstream stat("/proc/" + std::to_string(server) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const size_t close = line.rfind(')');
+    return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (alive() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(alive()) << "server " << server << " outlived the process that started it";
 }
 
 TEST(IsolatedInferenceTest, ConcurrentRequestsAllGetTheirTypes) {
