@@ -77,12 +77,14 @@ int index_of(const char* const (&names)[N], const std::string& value) {
 // Walks the parsed document; every error names "<source>: <key path>".
 class ConfigReader {
  public:
-  explicit ConfigReader(std::string source) : source_(std::move(source)) {}
+  ConfigReader(std::string source, Config::Source trust) : source_(std::move(source)), trust_(trust) {}
 
   Status read(const Json& root, Config& config) {
     if (!root.is_object()) return error("", "expected a JSON object at top level, got " + describe(root));
     for (const auto& [key, value] : root.items()) {
       if (key == "plugin_dirs") {
+        if (trust_ == Config::Source::kUntrusted)
+          return error(key, "not allowed in an untrusted config: plugins run with the full rights of the process");
         LOOM_RETURN_IF_ERROR(read_string_list(key, value, config.plugin_dirs));
       } else if (key == "providers") {
         LOOM_RETURN_IF_ERROR(read_string_list(key, value, config.providers));
@@ -269,6 +271,7 @@ class ConfigReader {
   }
 
   std::string source_;
+  Config::Source trust_;
 };
 
 // nlohmann's messages start with "[json.exception.parse_error.101] "; the
@@ -299,7 +302,7 @@ std::string trim(const std::string& s) {
 
 }  // namespace
 
-Expected<Config> Config::from_json_string(const std::string& json, const std::string& source_name) {
+Expected<Config> Config::from_json_string(const std::string& json, const std::string& source_name, Source source) {
   if (json.size() > kMaxConfigBytes)
     return invalid_argument(source_name + ": config is " + std::to_string(json.size()) + " bytes, more than " +
                             std::to_string(kMaxConfigBytes >> 20) + " MiB");
@@ -315,11 +318,11 @@ Expected<Config> Config::from_json_string(const std::string& json, const std::st
     return invalid_argument(source_name + ": invalid JSON: " + strip_json_exception_prefix(e.what()));
   }
   Config config;
-  LOOM_RETURN_IF_ERROR(ConfigReader(source_name).read(root, config));
+  LOOM_RETURN_IF_ERROR(ConfigReader(source_name, source).read(root, config));
   return config;
 }
 
-Expected<Config> Config::from_json_file(const std::string& path) {
+Expected<Config> Config::from_json_file(const std::string& path, Source source) {
   // Only a regular file of bounded size: a FIFO would block and /dev/zero
   // never ends.
   std::error_code ec;
@@ -336,7 +339,7 @@ Expected<Config> Config::from_json_file(const std::string& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) return fail(path + ": cannot read config file");
-  return from_json_string(buffer.str(), path);
+  return from_json_string(buffer.str(), path, source);
 }
 
 Status Config::apply_environment() {

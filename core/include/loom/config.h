@@ -86,8 +86,15 @@ struct Config {
   int64_t max_tensor_mb = 0;
   int64_t run_timeout_ms = 0;
 
-  static Expected<Config> from_json_string(const std::string& json, const std::string& source_name = "config");
-  static Expected<Config> from_json_file(const std::string& path);
+  // Who wrote a config file. `plugin_dirs` loads and runs code (plugins run
+  // with the full rights of the process, SECURITY.md), so a config from a
+  // stranger (kUntrusted: a service reading configs its users send) may not
+  // name any: it is refused naming the key. The operator's own config
+  // (kOperator, the default; `loom --config`) may.
+  enum class Source { kOperator, kUntrusted };
+  static Expected<Config> from_json_string(const std::string& json, const std::string& source_name = "config",
+                                           Source source = Source::kOperator);
+  static Expected<Config> from_json_file(const std::string& path, Source source = Source::kOperator);
   // Applies LOOM_PLUGIN_PATH / LOOM_PROVIDERS / LOOM_LOG_LEVEL if set.
   Status apply_environment();
   // The effective configuration as JSON (for `loom config`-style printing).

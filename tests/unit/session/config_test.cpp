@@ -203,6 +203,20 @@ TEST(ConfigTest, HostileConfigsFailCleanly) {
   EXPECT_NE(e.find("more than 16 MiB"), std::string::npos) << e;
 }
 
+// plugin_dirs loads code: an untrusted config may not name any.
+TEST(ConfigTest, UntrustedConfigsMayNotLoadPlugins) {
+  const std::string json = R"({"plugin_dirs": ["/tmp/evil"], "providers": ["reference"]})";
+  auto untrusted = Config::from_json_string(json, "user.json", Config::Source::kUntrusted);
+  ASSERT_FALSE(untrusted);
+  EXPECT_EQ(untrusted.status().message(),
+            "user.json: plugin_dirs: not allowed in an untrusted config: plugins run with the full rights of the "
+            "process");
+  auto trusted = Config::from_json_string(json, "operator.json");
+  ASSERT_TRUE(trusted) << trusted.status().message();
+  EXPECT_EQ(trusted->plugin_dirs, std::vector<std::string>{"/tmp/evil"});
+  EXPECT_TRUE(Config::from_json_string(R"({"providers": ["reference"]})", "user.json", Config::Source::kUntrusted));
+}
+
 TEST(ConfigTest, OnlyRegularFilesAreRead) {
   auto zero = Config::from_json_file("/dev/zero");
   ASSERT_FALSE(zero);
