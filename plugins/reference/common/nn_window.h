@@ -74,12 +74,16 @@ inline WindowGeometry resolve_window(const WindowAttrs& a, const Shape& in_spati
     if (k <= 0 || s <= 0 || dil <= 0)
       sdk::fail_invalid(o + ": kernel, strides and dilations must be positive");
     if (g.pad_begin[d] < 0 || g.pad_end[d] < 0) sdk::fail_invalid(o + ": pads must be non-negative");
-    const int64_t eff = (k - 1) * dil + 1;
+    // Sizes from attributes are checked: a hostile kernel, dilation or pad
+    // must not wrap around int64.
+    const std::string what = o + " window of spatial dim " + std::to_string(d);
+    const int64_t eff = sdk::checked_add(sdk::checked_mul(k - 1, dil, what), 1, what);
     switch (a.auto_pad) {
       case AutoPad::kSameUpper:
       case AutoPad::kSameLower: {
-        const int64_t out = (in + s - 1) / s;
-        const int64_t total = std::max<int64_t>(0, (out - 1) * s + eff - in);
+        const int64_t out = sdk::checked_add(in, s - 1, what) / s;
+        const int64_t total =
+            std::max<int64_t>(0, sdk::checked_sub(sdk::checked_add((out - 1) * s, eff, what), in, what));
         const int64_t small = total / 2, large = total - small;
         g.pad_begin[d] = a.auto_pad == AutoPad::kSameUpper ? small : large;
         g.pad_end[d] = a.auto_pad == AutoPad::kSameUpper ? large : small;
@@ -89,12 +93,13 @@ inline WindowGeometry resolve_window(const WindowAttrs& a, const Shape& in_spati
       case AutoPad::kValid:
       case AutoPad::kNotSet: {
         if (a.auto_pad == AutoPad::kValid) g.pad_begin[d] = g.pad_end[d] = 0;
-        const int64_t span = in + g.pad_begin[d] + g.pad_end[d] - eff;
+        const int64_t padded = sdk::checked_add(sdk::checked_add(in, g.pad_begin[d], what), g.pad_end[d], what);
+        const int64_t span = padded - eff;
         if (span < 0)
           sdk::fail_invalid(o + ": spatial dim " + std::to_string(d) + " of size " + std::to_string(in) +
-                            " (padded " + std::to_string(in + g.pad_begin[d] + g.pad_end[d]) +
+                            " (padded " + std::to_string(padded) +
                             ") is smaller than the kernel extent " + std::to_string(eff));
-        int64_t out = (a.ceil_mode ? (span + s - 1) / s : span / s) + 1;
+        int64_t out = (a.ceil_mode ? sdk::checked_add(span, s - 1, what) / s : span / s) + 1;
         // With ceil_mode the last window must start inside the input or the
         // leading padding (PyTorch's rule), never in the trailing padding.
         if (a.ceil_mode && (out - 1) * s >= in + g.pad_begin[d]) --out;

@@ -260,11 +260,16 @@ class ConvTranspose {
     for (size_t d = 0; d < r; ++d) {
       if (g.strides[d] <= 0 || g.dilations[d] <= 0 || g.kernel[d] <= 0)
         sdk::fail_invalid(op + ": kernel, strides and dilations must be positive");
-      const int64_t full = g.strides[d] * (g.out[d] - 1) + out_pad[d] + (g.kernel[d] - 1) * g.dilations[d] + 1;
+      // Sizes from attributes are checked: hostile strides or pads must not
+      // wrap around int64.
+      const std::string what = op + " output of spatial dim " + std::to_string(d);
+      const int64_t full = sdk::checked_add(
+          sdk::checked_add(sdk::checked_mul(g.strides[d], g.out[d] - 1, what), out_pad[d], what),
+          sdk::checked_add(sdk::checked_mul(g.kernel[d] - 1, g.dilations[d], what), 1, what), what);
       const bool same = attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower;
       if (!oshape.empty() || same) {
-        const int64_t target = !oshape.empty() ? oshape[d] : g.out[d] * g.strides[d];
-        const int64_t total = full - target;
+        const int64_t target = !oshape.empty() ? oshape[d] : sdk::checked_mul(g.out[d], g.strides[d], what);
+        const int64_t total = sdk::checked_sub(full, target, what);
         // Split as the ONNX reference does, with floor division.
         if (attrs_.auto_pad == AutoPad::kSameUpper) {
           g.pad_begin[d] = floor_div2(total);
@@ -279,7 +284,7 @@ class ConvTranspose {
       } else {
         g.pad_begin[d] = pads[d];
         g.pad_end[d] = pads[d + r];
-        g.in[d] = full - pads[d] - pads[d + r];
+        g.in[d] = sdk::checked_sub(sdk::checked_sub(full, pads[d], what), pads[d + r], what);
       }
       if (g.in[d] < 0) sdk::fail_invalid(op + ": computed output size is negative");
     }

@@ -255,8 +255,12 @@ class MaxUnpool {
     const Shape pads = attrs_.pads.empty() ? Shape(2 * r, 0) : attrs_.pads;
     if (strides.size() != r || pads.size() != 2 * r) sdk::fail_invalid("MaxUnpool: strides or pads have the wrong length");
     Shape inferred = {xs[0], xs[1]};
-    for (size_t d = 0; d < r; ++d)
-      inferred.push_back((xs[d + 2] - 1) * strides[d] + attrs_.kernel[d] - pads[d] - pads[d + r]);
+    for (size_t d = 0; d < r; ++d) {
+      const std::string what = "MaxUnpool: output of spatial dim " + std::to_string(d);
+      const int64_t full =
+          sdk::checked_add(sdk::checked_mul(xs[d + 2] - 1, strides[d], what), attrs_.kernel[d], what);
+      inferred.push_back(sdk::checked_sub(sdk::checked_sub(full, pads[d], what), pads[d + r], what));
+    }
     Shape ys = inferred;
     if (oshape.exists()) {
       ys = oshape.to_int64_vector();

@@ -157,6 +157,14 @@ std::vector<Case> cases() {
                  m.float_initializer("t", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
                  add_node(m, "AveragePool", {"t"}, [](auto& n) { testing::add_ints_attr(n, "kernel_shape", {k2e62, k2e62}); });
                }});
+  c.push_back({"max unpool strides 2^62", "MaxUnpool", [=](auto& m) {
+                 m.float_initializer("t", {1, 1, 2, 2}, {1, 2, 3, 4});
+                 m.int64_initializer("idx", {1, 1, 2, 2}, {0, 1, 2, 3});
+                 add_node(m, "MaxUnpool", {"t", "idx"}, [](auto& n) {
+                   testing::add_ints_attr(n, "kernel_shape", {2, 2});
+                   testing::add_ints_attr(n, "strides", {k2e62, k2e62});
+                 });
+               }});
   c.push_back({"upsample by 1e30", "Upsample", [=](auto& m) {
                  m.float_initializer("scales", {2}, {1e30f, 1e30f});
                  add_node(m, "Upsample", {"x", "scales"});

@@ -28,6 +28,14 @@ inline int64_t checked_add(int64_t a, int64_t b, const std::string& what) {
   return r;
 }
 
+inline int64_t checked_sub(int64_t a, int64_t b, const std::string& what) {
+  int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r))
+    throw Error(what + ": " + std::to_string(a) + " - " + std::to_string(b) + " overflows",
+                LOOM_STATUS_INVALID_ARGUMENT);
+  return r;
+}
+
 // The element count of `dims`: each dim non-negative, the product in range.
 inline int64_t checked_element_count(const std::vector<int64_t>& dims, const std::string& what) {
   int64_t n = 1;
