@@ -269,6 +269,9 @@ class MaxUnpool {
     }
     for (int64_t d : inferred)
       if (d < 0) sdk::fail_invalid("MaxUnpool: inferred output shape " + shape_string(inferred) + " is negative");
+    // Both shapes' element counts must fit before strides are taken of them.
+    sdk::checked_element_count(inferred, "MaxUnpool: inferred output shape " + shape_string(inferred));
+    sdk::checked_element_count(ys, "MaxUnpool: output shape " + shape_string(ys));
     const bool relinearise = ys != inferred;
     const Shape out_st = strides_of(ys);
     const int64_t n_inferred = element_count(inferred);
