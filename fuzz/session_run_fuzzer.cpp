@@ -23,6 +23,10 @@ std::shared_ptr<loom::Environment> environment() {
     config.providers = {"reference"};
     config.log_level = "off";
     config.max_tensor_mb = 64;
+    // max_tensor_mb bounds one tensor; a run's total (the planned arena sums
+    // every intermediate's declared size: one input planned 3.3 GB) is
+    // bounded by the arena limit, as a service taking untrusted models sets.
+    config.arena_limit_mb["*"] = 1024;
     config.max_nodes = 2000;
     config.run_timeout_ms = 2000;
     auto e = loom::Environment::create(config);
