@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +17,7 @@
 
 #include "common/model_builder.h"
 #include "common/test_env.h"
+#include "loom/sdk/dtype.h"
 
 namespace loom::cuda_testing {
 
@@ -79,48 +79,10 @@ inline int64_t count_of(const std::vector<int64_t>& dims) {
   return n;
 }
 
-// IEEE half from float (round to nearest even), for float16 inputs.
-inline uint16_t to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    const uint32_t shift = static_cast<uint32_t>(14 - exp);
-    uint32_t half = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half;
-  return static_cast<uint16_t>(half);
-}
-
-inline float from_half(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, bits;
-  if (exp == 0x1f) bits = sign | 0x7f800000u | (mant << 13);
-  else if (exp != 0) bits = sign | ((exp + 112) << 23) | (mant << 13);
-  else if (mant == 0) bits = sign;
-  else {
-    exp = 113;
-    while (!(mant & 0x400u)) {
-      mant <<= 1;
-      --exp;
-    }
-    bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+// IEEE half conversions (round to nearest even) for float16 tensors: the
+// SDK's, the same the EP's host code uses.
+inline uint16_t to_half(float f) { return sdk::Float16(f).bits; }
+inline float from_half(uint16_t h) { return sdk::Float16::to_float(h); }
 
 // A random tensor of `dtype` (floats in [lo, hi), integers in [lo, hi]
 // rounded, bools alternating pseudo-randomly).
@@ -193,9 +155,9 @@ inline double element(const Tensor& t, int64_t i) {
 inline bool is_float(DType t) { return t == DType::kFloat || t == DType::kDouble || t == DType::kFloat16; }
 
 // Floats within atol + rtol * |expected| (NaN matches NaN), others exactly.
-inline void expect_close(const Tensor& expected, const Tensor& actual, Tolerance tol, const std::string& what) {
+// The element types may differ: a float16 result against a float reference.
+inline void expect_values_close(const Tensor& expected, const Tensor& actual, Tolerance tol, const std::string& what) {
   ASSERT_EQ(expected.dims(), actual.dims()) << what;
-  ASSERT_EQ(expected.dtype(), actual.dtype()) << what;
   int reported = 0;
   for (int64_t i = 0; i < expected.element_count(); ++i) {
     const double e = element(expected, i), a = element(actual, i);
@@ -205,6 +167,12 @@ inline void expect_close(const Tensor& expected, const Tensor& actual, Tolerance
     ADD_FAILURE() << what << ": element " << i << " is " << a << ", reference " << e;
     if (++reported == 5) return;
   }
+}
+
+// The same, and the element types equal.
+inline void expect_close(const Tensor& expected, const Tensor& actual, Tolerance tol, const std::string& what) {
+  ASSERT_EQ(expected.dtype(), actual.dtype()) << what;
+  expect_values_close(expected, actual, tol, what);
 }
 
 inline std::unique_ptr<Session> make_session(const std::shared_ptr<Environment>& env, const std::string& model) {
@@ -267,19 +235,8 @@ inline void expect_half_matches_float_reference(const std::string& half_model,
   auto got = gpu->run(half_in);
   ASSERT_TRUE(got.has_value()) << what << ": cuda: " << got.status().message();
   ASSERT_EQ(got->size(), want->size()) << what;
-  for (size_t o = 0; o < got->size(); ++o) {
-    const Tensor &e = (*want)[o], &a = (*got)[o];
-    ASSERT_EQ(e.dims(), a.dims()) << what << " output " << o;
-    int reported = 0;
-    for (int64_t i = 0; i < e.element_count() && reported < 5; ++i) {
-      const double ev = element(e, i), av = element(a, i);
-      if (std::isnan(ev) && std::isnan(av)) continue;
-      const bool ok = is_float(e.dtype()) ? std::fabs(av - ev) <= tol.atol + tol.rtol * std::fabs(ev) : av == ev;
-      if (ok) continue;
-      ADD_FAILURE() << what << " output " << o << ": element " << i << " is " << av << ", reference " << ev;
-      ++reported;
-    }
-  }
+  for (size_t o = 0; o < got->size(); ++o)
+    expect_values_close((*want)[o], (*got)[o], tol, what + " output " + std::to_string(o));
 }
 
 // The same with the float inputs derived from the float16 ones.
