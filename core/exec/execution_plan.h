@@ -59,6 +59,7 @@ struct Step {
   StepKind kind = StepKind::kKernel;
   size_t ep = 0;  // the EP that runs it (for copies: whose data transfer copies)
   size_t stream = kHostStream;  // where it runs (kWait: the stream that waits)
+  size_t memory = 0;            // kKernel / kPartition: where the EP's values live (its scratch comes from there)
   int event = -1;               // kRecord / kWait: index into ExecutionPlan::events
   // kCopy of an initializer into device memory: done once per session (the
   // first run copies synchronously into a buffer the session keeps; later

@@ -228,6 +228,7 @@ class PlanBuilder {
     Step step;
     step.ep = g.ep;
     step.stream = stream_of(g.ep);
+    step.memory = m;
     std::vector<std::string> outputs;
     if (!g.fused) {
       const ir::Node& n = *graph_.find_node(g.nodes.front());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <limits>
 
 #include "exec/executor.h"
 #include "exec/subgraph_plan.h"
@@ -14,6 +16,7 @@ class KernelContext final : public LOOM_KernelContext {
   KernelContext(RunState& run, const Step& step) : run_(run), step_(step), scratch_(step.outputs.size()) {}
   ~KernelContext() {
     for (RuntimeValue& v : scratch_) run_.drop(v);
+    for (RuntimeValue& v : working_) run_.drop(v);
   }
 
   uint64_t input_count() const override { return step_.inputs.size(); }
@@ -36,10 +39,7 @@ class KernelContext final : public LOOM_KernelContext {
       dtype = schema_dtype(i);
     Status why;
     LOOM_Tensor* t = run_.allocate(s, slot_value(i), dtype, dims, rank, &why);
-    if (t == nullptr) {
-      error_ = why.message();
-      out_of_memory_ = why.code() == StatusCode::kOutOfMemory;
-    }
+    if (t == nullptr) refused(why);
     return t;
   }
   Status set_output(uint64_t i, std::unique_ptr<LOOM_Value> value) override {
@@ -51,6 +51,13 @@ class KernelContext final : public LOOM_KernelContext {
     if (i < step_.inputs.size()) run_.release_constant(step_.inputs[i]);
   }
   LOOM_Stream* stream() const override { return run_.stream(step_.stream); }
+  void* scratch(uint64_t bytes) override {
+    Status why;
+    RuntimeValue& rv = working_.emplace_back();
+    void* p = run_.allocate_scratch(step_, bytes, rv, &why);
+    if (p == nullptr) refused(why);
+    return p;
+  }
 
   Status run_subgraph(const std::string& attr, const LOOM_Value* const* inputs, uint64_t input_count,
                       LOOM_Value** outputs, uint64_t output_count) override {
@@ -78,11 +85,16 @@ class KernelContext final : public LOOM_KernelContext {
     return Status::ok();
   }
 
+  // Why the host last refused the kernel an output or scratch ("" if never):
+  // the step's error names it, with its code whatever code the kernel chose.
   const std::string& error() const { return error_; }
-  // The kernel failed to get an output because an arena refused it.
-  bool out_of_memory() const { return out_of_memory_; }
+  StatusCode error_code() const { return error_code_; }
 
  private:
+  void refused(const Status& why) {
+    error_ = why.message();
+    error_code_ = why.code();
+  }
   int32_t schema_dtype(uint64_t i) const {
     if (i >= step_.output_types.size()) return LOOM_DTYPE_UNDEFINED;
     const Step::OutputTypeRule& r = step_.output_types[i];
@@ -97,9 +109,10 @@ class KernelContext final : public LOOM_KernelContext {
   }
   RunState& run_;
   const Step& step_;
-  std::vector<RuntimeValue> scratch_;
+  std::vector<RuntimeValue> scratch_;  // unnamed outputs
+  std::deque<RuntimeValue> working_;   // kernel_scratch buffers, freed (or deferred) when compute returns
   std::string error_;
-  bool out_of_memory_ = false;
+  StatusCode error_code_ = StatusCode::kOk;
 };
 
 }  // namespace
@@ -210,6 +223,10 @@ LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, co
       *why = invalid_argument("element type unknown (the kernel must name it)");
       return nullptr;
     }
+    if (Status st = check_static_dtype(slot, dtype); !st) {
+      *why = st;
+      return nullptr;
+    }
     Dims d(dims, dims + rank);
     auto count = checked_element_count(d);
     if (!count) {
@@ -277,8 +294,41 @@ LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, co
     return &v.tensor;
   }
 
+void* RunState::allocate_scratch(const Step& step, uint64_t bytes, RuntimeValue& rv, Status* why) {
+  const std::string what = "scratch of " + std::to_string(bytes) + " bytes";
+  if (limits_.max_tensor_bytes > 0 && bytes > static_cast<uint64_t>(limits_.max_tensor_bytes)) {
+    *why = Status(StatusCode::kOutOfMemory, what + " would exceed limits.max_tensor_mb (" +
+                                                std::to_string(limits_.max_tensor_bytes >> 20) + " MiB)");
+    return nullptr;
+  }
+  if (bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    *why = Status(StatusCode::kOutOfMemory, what + " is past what any memory holds");
+    return nullptr;
+  }
+  memory::Arena* arena = resources_.arenas[step.memory];
+  auto p = arena->allocate(static_cast<int64_t>(bytes));
+  if (!p) {
+    *why = p.status().with_context(what);
+    return nullptr;
+  }
+  rv.device = *p;
+  rv.arena = arena;
+  return *p;
+}
+
+Status RunState::check_static_dtype(SlotId slot, int32_t dtype) const {
+  if (slot == kNoSlot) return Status::ok();
+  const Slot& s = plan_.slots[slot];
+  const DType declared = s.type.kind == ir::ValueKind::kTensor ? s.type.dtype : DType::kUndefined;
+  if (declared == DType::kUndefined || static_cast<int32_t>(declared) == dtype) return Status::ok();
+  return invalid_graph("value '" + s.name + "' is " + dtype_name(declared) + " by the model's types, but the " +
+                       "node makes " + dtype_name(static_cast<DType>(dtype)) +
+                       " (a declared type that contradicts what computes it, e.g. an If branch's output)");
+}
+
 Status RunState::set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value) {
     if (rv.ready) return invalid_argument("output set twice");
+    if (value->kind == LOOM_VALUE_TENSOR) LOOM_RETURN_IF_ERROR(check_static_dtype(slot, value->tensor.dtype));
     if (slot != kNoSlot && plan_.slots[slot].memory != 0)
       return not_implemented("values set whole must live in host memory, not '" +
                              plugin_host::memory_name(plan_.memories[plan_.slots[slot].memory].info) + "'");
@@ -489,9 +539,9 @@ Status RunState::run_step(const Step& step, StepTiming* timing) {
   Status st = plugin_host::from_abi(raw);
   if (!st) {
     std::string msg = st.message();
-    if (!ctx.error().empty() && msg.find(ctx.error()) == std::string::npos) msg += " (" + ctx.error() + ")";
-    // Whatever code the kernel chose, a refused output is out of memory.
-    return Status(ctx.out_of_memory() ? StatusCode::kOutOfMemory : st.code(), step.label + ": " + msg);
+    if (ctx.error().empty()) return Status(st.code(), step.label + ": " + msg);
+    if (msg.find(ctx.error()) == std::string::npos) msg += " (" + ctx.error() + ")";
+    return Status(ctx.error_code(), step.label + ": " + msg);
   }
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     const SlotId s = step.outputs[i];

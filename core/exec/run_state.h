@@ -110,11 +110,19 @@ class RunState {
   // Allocates a tensor for `slot` with dtype and dims; NULL plus a reason on failure.
   LOOM_Tensor* allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, const int64_t* dims, uint64_t rank,
                         Status* why);
+  // LOOM_HostApi::kernel_scratch for `step`: `bytes` from the arena of the
+  // step's memory, refused over limits.max_tensor_mb before anything is
+  // allocated. `rv` owns it (drop() frees it, deferred while streams may
+  // still use it). NULL plus a reason on failure.
+  void* allocate_scratch(const Step& step, uint64_t bytes, RuntimeValue& rv, Status* why);
   // Storage for a slot bound by IO binding: the caller's buffer, or one
   // made for the caller. NULL data with `why` set on failure.
   void* bound_storage(const RunBindings& b, SlotId slot, DType dtype, const Dims& dims, int64_t bytes, Status* why);
 
   Status set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value);
+  // A tensor of element type `dtype` may go to `slot`: the model's static
+  // type (declared or inferred) says the same, or says nothing.
+  Status check_static_dtype(SlotId slot, int32_t dtype) const;
 
   // `timing` (profiling, may be NULL): filled with the time inside the
   // plugin's call, the shapes read and made, and bytes copied.

@@ -14,6 +14,8 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -21,6 +23,7 @@
 #include "base/logging.h"
 #include "onnx/custom_op_check.h"
 #include "onnx/isolated_inference.h"
+#include "onnx/model_census.h"
 #include "onnx/proto_structure.h"
 #include "onnx/tensor_proto.h"
 
@@ -37,6 +40,15 @@ constexpr int kMaxSubgraphDepth = 32;
 // as a bare parse failure. Allow enough that such models reach the check
 // above and get a clear message, while still bounding the parser's recursion.
 constexpr int kMaxProtoNesting = 5 * kMaxSubgraphDepth;
+// Value names a model may mention per node limits.max_nodes allows (node
+// inputs and outputs, graph inputs, outputs, value_info): real models
+// mention about five.
+constexpr int64_t kValueNamesPerNode = 8;
+
+int64_t saturating_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
 
 std::string normalise_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
@@ -141,10 +153,8 @@ class GraphConverter {
     }
     for (const auto& vi : gp.value_info())
       if (vi.has_type() && !g->value_types.count(vi.name())) g->value_types[vi.name()] = value_type_from_proto(vi.type());
+    // limits.max_nodes was checked on the bytes, before parsing (check_model_census).
     for (auto& np : *gp.mutable_node()) {
-      if (limits_.max_nodes > 0 && ++node_count_ > limits_.max_nodes)
-        return invalid_argument("the model has more than " + std::to_string(limits_.max_nodes) +
-                                " nodes (subgraphs' included), over limits.max_nodes");
       ir::Node n;
       n.name = np.name();
       n.op_type = np.op_type();
@@ -243,7 +253,6 @@ class GraphConverter {
   std::shared_ptr<OpSchemas> schemas_;
   LoadOptions limits_;
   int64_t model_bytes_ = 0;
-  int64_t node_count_ = 0;
 
   Status count_model_bytes(int64_t bytes, const std::string& what) {
     model_bytes_ += bytes;
@@ -323,7 +332,28 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   return out;
 }
 
-Expected<LoadedModel> parse_and_convert(google::protobuf::io::ZeroCopyInputStream& in, const std::string& model_dir,
+// Opens the model's bytes from their start (called once per pass over them).
+using StreamOpener = std::function<std::unique_ptr<google::protobuf::io::ZeroCopyInputStream>()>;
+
+// limits.max_nodes, checked on the wire format before the parse allocates
+// anything per node: nodes, and the value names they and the graphs mention
+// (a 1M-output or 1M-input graph costs memory like a 1M-node one).
+Status check_model_census(const StreamOpener& open, const std::string& source, int64_t max_nodes) {
+  if (max_nodes <= 0) return Status::ok();
+  const int64_t max_value_names = saturating_mul(max_nodes, kValueNamesPerNode);
+  const ModelCensus census = take_model_census(*open(), max_nodes, max_value_names, kMaxProtoNesting);
+  if (census.nodes > max_nodes)
+    return invalid_argument(source + ": the model has more than " + std::to_string(max_nodes) +
+                            " nodes (subgraphs' included), over limits.max_nodes");
+  if (census.value_names > max_value_names)
+    return invalid_argument(source + ": the model names more than " + std::to_string(max_value_names) +
+                            " values (node inputs and outputs, graph inputs, outputs and value_info), over " +
+                            std::to_string(kValueNamesPerNode) + " x limits.max_nodes (" +
+                            std::to_string(max_nodes) + ")");
+  return Status::ok();  // malformed bytes are left for the parser to report
+}
+
+Expected<LoadedModel> parse_and_convert(const StreamOpener& open, const std::string& model_dir,
                                         const std::string& source, const LoadOptions& options, int64_t file_bytes) {
   if (options.max_model_bytes > 0 && file_bytes > options.max_model_bytes)
     return invalid_argument(source + ": " + std::to_string(file_bytes) + " bytes, over " +
@@ -333,8 +363,10 @@ Expected<LoadedModel> parse_and_convert(google::protobuf::io::ZeroCopyInputStrea
     return invalid_argument(source + ": " + std::to_string(file_bytes) +
                             " bytes; an ONNX model file of 2 GiB or more cannot be parsed: keep its large tensors "
                             "in external data");
+  LOOM_RETURN_IF_ERROR(check_model_census(open, source, options.max_nodes));
   ::onnx::ModelProto model;
-  google::protobuf::io::CodedInputStream stream(&in);
+  const auto in = open();
+  google::protobuf::io::CodedInputStream stream(in.get());
   stream.SetTotalBytesLimit(std::numeric_limits<int>::max());
   stream.SetRecursionLimit(kMaxProtoNesting);
   if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
@@ -401,8 +433,11 @@ bool is_known_onnx_op(const std::string& op_type, const std::string& domain, int
 Expected<LoadedModel> load_model_bytes(const std::string& bytes, const std::string& model_dir,
                                        const std::string& source, const LoadOptions& options) {
   if (bytes.empty()) return invalid_argument(source + ": empty, not an ONNX model");
-  google::protobuf::io::ArrayInputStream in(bytes.data(), static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
-  return parse_and_convert(in, model_dir, source, options, static_cast<int64_t>(bytes.size()));
+  const StreamOpener open = [&bytes] {
+    return std::make_unique<google::protobuf::io::ArrayInputStream>(
+        bytes.data(), static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
+  };
+  return parse_and_convert(open, model_dir, source, options, static_cast<int64_t>(bytes.size()));
 }
 
 Expected<LoadedModel> load_model_file(const std::string& path, const LoadOptions& options) {
@@ -415,11 +450,18 @@ Expected<LoadedModel> load_model_file(const std::string& path, const LoadOptions
   // Parsed straight from the file: no copy of the whole file in memory.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return not_found(path + ": cannot open: " + std::strerror(errno));
-  google::protobuf::io::FileInputStream in(fd);
-  in.SetCloseOnDelete(true);
+  const std::unique_ptr<int, void (*)(int*)> closer(new int(fd), [](int* f) {
+    ::close(*f);
+    delete f;
+  });
+  const StreamOpener open = [fd]() -> std::unique_ptr<google::protobuf::io::ZeroCopyInputStream> {
+    // A failed rewind leaves the stream at the end: the parse then fails.
+    (void)::lseek(fd, 0, SEEK_SET);
+    return std::make_unique<google::protobuf::io::FileInputStream>(fd);
+  };
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
-  return parse_and_convert(in, dir.string(), path, options, static_cast<int64_t>(fs::file_size(path, ec)));
+  return parse_and_convert(open, dir.string(), path, options, static_cast<int64_t>(fs::file_size(path, ec)));
 }
 
 }  // namespace loom::onnxio

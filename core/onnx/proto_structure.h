@@ -18,7 +18,8 @@ namespace loom::onnxio {
 
 // Every non-empty node input names a graph input, an initializer or a node
 // output of its graph, or (in a subgraph) a value of an enclosing graph;
-// subgraphs nest at most `max_depth` levels.
+// subgraphs nest at most `max_depth` levels; If branches return the
+// node's outputs, in the types the model declares for them.
 Status check_value_definitions(const ::onnx::GraphProto& graph, int max_depth);
 
 // Every node of an ONNX domain whose op `schemas` knows at the model's

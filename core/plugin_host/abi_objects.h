@@ -86,6 +86,9 @@ struct LOOM_KernelContext {
   virtual void release_constant_input(uint64_t) {}
   // See LOOM_HostApi::kernel_stream; NULL for synchronous steps.
   virtual LOOM_Stream* stream() const { return nullptr; }
+  // See LOOM_HostApi::kernel_scratch; NULL (with the reason kept for the
+  // step's error) on failure.
+  virtual void* scratch(uint64_t bytes) = 0;
 };
 
 struct LOOM_ClaimSink {

@@ -328,6 +328,14 @@ void kernel_release_constant_input(LOOM_KernelContext* c, uint64_t i) {
 }
 
 LOOM_Stream* kernel_stream(const LOOM_KernelContext* c) { return c != nullptr ? c->stream() : nullptr; }
+void* kernel_scratch(LOOM_KernelContext* c, uint64_t bytes) {
+  if (c == nullptr) return nullptr;
+  try {
+    return c->scratch(bytes);
+  } catch (...) {
+    return nullptr;
+  }
+}
 
 LOOM_HostApi make_table() {
   LOOM_HostApi t{};
@@ -404,6 +412,7 @@ LOOM_HostApi make_table() {
   t.decline_nodes = decline_nodes;
   t.kernel_release_constant_input = kernel_release_constant_input;
   t.kernel_stream = kernel_stream;
+  t.kernel_scratch = kernel_scratch;
   return t;
 }
 

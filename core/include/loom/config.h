@@ -17,7 +17,7 @@
 //                 "shrink_after_run": bool },              // return idle memory to the device after each run
 //     "profiling": { "enabled": bool, "path": "profile.json" },  // Session::end_profiling writes it
 //     "limits": { "max_model_mb": int >= 0,    // model file (or bytes) plus every tensor it holds
-//                 "max_nodes": int >= 0,       // nodes, subgraphs' included
+//                 "max_nodes": int >= 0,       // nodes, subgraphs' included; also 8 value names per node
 //                 "max_tensor_mb": int >= 0,   // any one tensor: initializers, attributes, run-time values
 //                 "run_timeout_ms": int >= 0 }, // a run stops at its next step after this long
 //                 // 0 / absent = no limit; a model or run over a limit fails naming the limit

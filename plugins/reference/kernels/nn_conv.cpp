@@ -55,22 +55,24 @@ bool is_pointwise(const WindowGeometry& g) {
 }
 
 // y[N, M, out...] = conv(x, w) without bias, in accumulator type A. Padding
-// reads zero (integer callers subtract zero points beforehand).
+// reads zero (integer callers subtract zero points beforehand). The im2col
+// buffer (C/group x kernel x output positions, which a hostile kernel size
+// makes far larger than X or Y) is the run's scratch, so limits see it first.
 template <class A>
-void conv_forward(const ConvProblem& p, const A* x, const A* w, A* y) {
+void conv_forward(KernelContext& ctx, const ConvProblem& p, const A* x, const A* w, A* y) {
   const int64_t cg = p.c / p.group, mg = p.m / p.group;
   const int64_t ks = p.g.kernel_size(), os = p.g.out_size(), is = p.g.in_size();
-  const int64_t rows = cg * ks;
+  const int64_t rows = sdk::checked_mul(cg, ks, "Conv im2col rows");
   if (os == 0 || p.m == 0 || p.n == 0) return;
   const bool pointwise = is_pointwise(p.g);
-  std::vector<A> col(pointwise ? 0 : static_cast<size_t>(rows * os));
+  A* col = pointwise ? nullptr : ctx.scratch<A>(sdk::checked_mul(rows, os, "Conv im2col"), "Conv im2col buffer");
   for (int64_t n = 0; n < p.n; ++n) {
     for (int64_t gi = 0; gi < p.group; ++gi) {
       const A* xg = x + (n * p.c + gi * cg) * is;
       const A* b = xg;
       if (!pointwise) {
-        im2col(xg, cg, p.g, A(0), col.data());
-        b = col.data();
+        im2col(xg, cg, p.g, A(0), col);
+        b = col;
       }
       A* yg = y + (n * p.m + gi * mg) * os;
       if (rows == 0) {
@@ -115,13 +117,13 @@ class Conv {
           }
       };
       if constexpr (std::is_same_v<T, A>) {
-        conv_forward<A>(p, x.template data<T>(), w.template data<T>(), y);
+        conv_forward<A>(ctx, p, x.template data<T>(), w.template data<T>(), y);
         add_bias(y);
       } else {
         const std::vector<A> xa = nn_to_vector<A>(x.template data<T>(), x.size());
         const std::vector<A> wa = nn_to_vector<A>(w.template data<T>(), w.size());
         std::vector<A> ya(static_cast<size_t>(ny));
-        conv_forward<A>(p, xa.data(), wa.data(), ya.data());
+        conv_forward<A>(ctx, p, xa.data(), wa.data(), ya.data());
         add_bias(ya.data());
         for (int64_t i = 0; i < ny; ++i) y[i] = static_cast<T>(ya[i]);
       }
@@ -134,10 +136,11 @@ class Conv {
   int64_t group_;
 };
 
-// Integer convolution core shared by ConvInteger and QLinearConv: returns the
-// int32 accumulators of (x - x_zero) * (w - w_zero[m]).
-std::vector<int32_t> integer_conv(const ConvProblem& p, const ConstTensor& x, int32_t x_zero,
-                                  const ConstTensor& w, const QuantParams& wq, const std::string& op) {
+// Integer convolution core shared by ConvInteger and QLinearConv: writes the
+// int32 accumulators of (x - x_zero) * (w - w_zero[m]) to `acc` (Y's shape;
+// callers allocate Y first, so an oversized Y is refused before any work).
+void integer_conv(KernelContext& ctx, const ConvProblem& p, const ConstTensor& x, int32_t x_zero,
+                  const ConstTensor& w, const QuantParams& wq, const std::string& op, int32_t* acc) {
   std::vector<int32_t> xi(static_cast<size_t>(x.size())), wi(static_cast<size_t>(w.size()));
   dispatch<TypeList<uint8_t, int8_t>>(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
@@ -151,9 +154,7 @@ std::vector<int32_t> integer_conv(const ConvProblem& p, const ConstTensor& x, in
     for (size_t i = 0; i < wi.size(); ++i)
       wi[i] = static_cast<int32_t>(pw[i]) - wq.zero_at(static_cast<int64_t>(i) / per_m);
   });
-  std::vector<int32_t> acc(static_cast<size_t>(element_count(p.out_shape)));
-  conv_forward<int32_t>(p, xi.data(), wi.data(), acc.data());
-  return acc;
+  conv_forward<int32_t>(ctx, p, xi.data(), wi.data(), acc);
 }
 
 class ConvInteger {
@@ -165,9 +166,8 @@ class ConvInteger {
     const ConvProblem p = conv_problem(x.shape(), w.shape(), group_, attrs_, "ConvInteger");
     const QuantParams xq = read_quant_params(ConstTensor(), ctx.input(2), 1, "ConvInteger x_zero_point");
     const QuantParams wq = read_quant_params(ConstTensor(), ctx.input(3), p.m, "ConvInteger w_zero_point");
-    const std::vector<int32_t> acc = integer_conv(p, x, xq.zero_at(0), w, wq, "ConvInteger");
     sdk::Tensor y = ctx.output(0, p.out_shape, LOOM_DTYPE_INT32);
-    if (!acc.empty()) std::copy(acc.begin(), acc.end(), y.mutable_data<int32_t>());
+    if (y.size() > 0) integer_conv(ctx, p, x, xq.zero_at(0), w, wq, "ConvInteger", y.mutable_data<int32_t>());
   }
 
  private:
@@ -188,12 +188,13 @@ class QLinearConv {
     const QuantParams yq = read_quant_params(ctx.required_input(6), y_zero, 1, "QLinearConv y");
     if (b.exists() && (b.dtype() != LOOM_DTYPE_INT32 || b.size() != p.m))
       sdk::fail_invalid("QLinearConv: B must be int32 with " + std::to_string(p.m) + " elements");
-    const std::vector<int32_t> acc = integer_conv(p, x, xq.zero_at(0), w, wq, "QLinearConv");
     const int64_t os = p.g.out_size();
     dispatch<TypeList<uint8_t, int8_t>>(y_zero.dtype(), "QLinearConv", [&](auto tag) {
       using Q = decltype(tag);
       sdk::Tensor yt = ctx.output(0, p.out_shape, y_zero.dtype());
-      if (acc.empty()) return;
+      if (yt.size() == 0) return;
+      int32_t* acc = ctx.scratch<int32_t>(yt.size(), "QLinearConv accumulators");
+      integer_conv(ctx, p, x, xq.zero_at(0), w, wq, "QLinearConv", acc);
       Q* y = yt.template mutable_data<Q>();
       const int32_t* pb = b.exists() ? b.data<int32_t>() : nullptr;
       for (int64_t n = 0; n < p.n; ++n)
@@ -311,16 +312,19 @@ class ConvTranspose {
       }
       std::vector<A> ya(static_cast<size_t>(ny), A(0));
       const int64_t ks = g.kernel_size(), xsz = g.out_size(), ysz = g.in_size();
-      std::vector<A> col(static_cast<size_t>(mg * ks * xsz));
+      // M/group x kernel x input positions: larger than X and Y for a
+      // hostile kernel size, so it is the run's scratch.
+      const int64_t col_count = sdk::checked_mul(sdk::checked_mul(mg, ks, op), xsz, op + " col2im buffer");
+      A* col = ctx.scratch<A>(col_count, op + " col2im buffer");
       for (int64_t n = 0; n < n_batch; ++n)
         for (int64_t gi = 0; gi < group; ++gi) {
           // col[mg*ks, xsz] = W_g^T[mg*ks, cg] * X_g[cg, xsz]
           if (xsz == 0) continue;
-          if (cg == 0) std::fill(col.begin(), col.end(), A(0));
+          if (cg == 0) std::fill(col, col + col_count, A(0));
           else
             nn_gemm<A>(true, false, mg * ks, xsz, cg, A(1), pw + gi * cg * mg * ks, mg * ks,
-                       px + (n * c + gi * cg) * xsz, xsz, A(0), col.data(), xsz);
-          col2im_add(col.data(), mg, g, ya.data() + (n * m + gi * mg) * ysz);
+                       px + (n * c + gi * cg) * xsz, xsz, A(0), col, xsz);
+          col2im_add(col, mg, g, ya.data() + (n * m + gi * mg) * ysz);
         }
       if (b.exists()) {
         const T* pb = b.template data<T>();

@@ -1,6 +1,7 @@
 // Pooling: MaxPool (with Indices), AveragePool, LpPool, their Global forms,
 // and MaxUnpool. Windows are visited directly (no im2col): per output
 // position the valid part of the window is a box in the input.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -72,19 +73,26 @@ void for_each_tap(const WindowGeometry& g, const Shape& in_strides, const Window
   }
 }
 
-// Precomputes every output position's window box (shared by all N*C planes).
-std::vector<WindowBox> all_boxes(const WindowGeometry& g) {
-  std::vector<WindowBox> boxes;
-  boxes.reserve(static_cast<size_t>(g.out_size()));
+// Output positions whose window boxes are computed at once and shared by all
+// N*C planes: bounded, so the boxes never outgrow what the output justifies.
+constexpr int64_t kBoxesPerBatch = 4096;
+
+// The window boxes of output positions [first, first + count) (row-major).
+void boxes_of(const WindowGeometry& g, int64_t first, int64_t count, std::vector<WindowBox>& boxes) {
   const size_t r = g.rank();
-  for_each_outer(g.out, [&](const Shape& outer) {
-    Shape o(outer);
-    for (int64_t i = 0; i < g.out[r - 1]; ++i) {
-      o[r - 1] = i;
-      boxes.push_back(window_box(g, o));
+  Shape o(r);
+  for (size_t d = r, rem = static_cast<size_t>(first); d-- > 0;) {
+    o[d] = static_cast<int64_t>(rem % static_cast<size_t>(g.out[d]));
+    rem /= static_cast<size_t>(g.out[d]);
+  }
+  boxes.clear();
+  for (int64_t i = 0; i < count; ++i) {
+    boxes.push_back(window_box(g, o));
+    for (size_t d = r; d-- > 0;) {
+      if (++o[d] < g.out[d]) break;
+      o[d] = 0;
     }
-  });
-  return boxes;
+  }
 }
 
 class Pool {
@@ -121,51 +129,55 @@ class Pool {
       int64_t* pi = want_indices ? ctx.output(1, ys, LOOM_DTYPE_INT64).template mutable_data<int64_t>() : nullptr;
       const int64_t planes = xs[0] * xs[1], is = g.in_size(), os = g.out_size();
       if (planes * os == 0) return;
-      const std::vector<WindowBox> boxes = all_boxes(g);
+      std::vector<WindowBox> boxes;
       const Shape in_st = strides_of(g.in);
       // Column-major spatial strides for storage_order 1.
       Shape col_st(g.rank(), 1);
       for (size_t d = 1; d < g.rank(); ++d) col_st[d] = col_st[d - 1] * g.in[d - 1];
       Shape coord(g.rank());
-      for (int64_t pl = 0; pl < planes; ++pl) {
-        const T* xp = px + pl * is;
-        for (int64_t o = 0; o < os; ++o) {
-          const WindowBox& b = boxes[o];
-          if (kind_ == PoolKind::kMax) {
-            C best = std::numeric_limits<C>::lowest();
-            int64_t best_off = -1;
-            for_each_tap(g, in_st, b, coord, [&](int64_t off, const Shape&) {
-              const C v = static_cast<C>(xp[off]);
-              if (best_off < 0 || v > best) {
-                best = v;
-                best_off = off;
-              }
-            });
-            py[pl * os + o] = static_cast<T>(best);
-            if (pi) {
-              int64_t idx = 0;
-              if (best_off >= 0 && storage_order_ == 1) {
-                // Recover the coordinates of best_off and re-linearise column-major.
-                for (int64_t d = static_cast<int64_t>(g.rank()) - 1, rem = best_off; d >= 0; --d) {
-                  idx += (rem % g.in[d]) * col_st[d];
-                  rem /= g.in[d];
+      for (int64_t first = 0; first < os; first += kBoxesPerBatch) {
+        const int64_t last = std::min(os, first + kBoxesPerBatch);
+        boxes_of(g, first, last - first, boxes);
+        for (int64_t pl = 0; pl < planes; ++pl) {
+          const T* xp = px + pl * is;
+          for (int64_t o = first; o < last; ++o) {
+            const WindowBox& b = boxes[static_cast<size_t>(o - first)];
+            if (kind_ == PoolKind::kMax) {
+              C best = std::numeric_limits<C>::lowest();
+              int64_t best_off = -1;
+              for_each_tap(g, in_st, b, coord, [&](int64_t off, const Shape&) {
+                const C v = static_cast<C>(xp[off]);
+                if (best_off < 0 || v > best) {
+                  best = v;
+                  best_off = off;
                 }
-              } else {
-                idx = std::max<int64_t>(best_off, 0);
+              });
+              py[pl * os + o] = static_cast<T>(best);
+              if (pi) {
+                int64_t idx = 0;
+                if (best_off >= 0 && storage_order_ == 1) {
+                  // Recover the coordinates of best_off and re-linearise column-major.
+                  for (int64_t d = static_cast<int64_t>(g.rank()) - 1, rem = best_off; d >= 0; --d) {
+                    idx += (rem % g.in[d]) * col_st[d];
+                    rem /= g.in[d];
+                  }
+                } else {
+                  idx = std::max<int64_t>(best_off, 0);
+                }
+                pi[pl * os + o] = pl * is + idx;
               }
-              pi[pl * os + o] = pl * is + idx;
+            } else if (kind_ == PoolKind::kAverage) {
+              double sum = 0;
+              for_each_tap(g, in_st, b, coord, [&](int64_t off, const Shape&) { sum += static_cast<double>(xp[off]); });
+              const int64_t count = count_include_pad_ ? b.padded : b.valid;
+              py[pl * os + o] = static_cast<T>(static_cast<C>(count > 0 ? sum / static_cast<double>(count) : 0.0));
+            } else {
+              double sum = 0;
+              for_each_tap(g, in_st, b, coord, [&](int64_t off, const Shape&) {
+                sum += std::pow(std::fabs(static_cast<double>(xp[off])), static_cast<double>(p_));
+              });
+              py[pl * os + o] = static_cast<T>(static_cast<C>(std::pow(sum, 1.0 / static_cast<double>(p_))));
             }
-          } else if (kind_ == PoolKind::kAverage) {
-            double sum = 0;
-            for_each_tap(g, in_st, b, coord, [&](int64_t off, const Shape&) { sum += static_cast<double>(xp[off]); });
-            const int64_t count = count_include_pad_ ? b.padded : b.valid;
-            py[pl * os + o] = static_cast<T>(static_cast<C>(count > 0 ? sum / static_cast<double>(count) : 0.0));
-          } else {
-            double sum = 0;
-            for_each_tap(g, in_st, b, coord, [&](int64_t off, const Shape&) {
-              sum += std::pow(std::fabs(static_cast<double>(xp[off])), static_cast<double>(p_));
-            });
-            py[pl * os + o] = static_cast<T>(static_cast<C>(std::pow(sum, 1.0 / static_cast<double>(p_))));
           }
         }
       }

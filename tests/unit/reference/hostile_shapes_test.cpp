@@ -221,5 +221,37 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(ReferenceEp, HostileShapes, ::testing::ValuesIn(cases()), case_name);
 
+// A kernel's working memory counts against the limits before it is taken:
+// a 64x64 kernel padded to 127x127 output positions asks Conv for a 264 MB
+// im2col buffer (and ConvTranspose for 151 MB of col2im columns) although
+// X, W and Y each take under 100 KB. Under a 64 MiB tensor limit both are
+// refused as out of memory naming the buffer, at every optimization level
+// (constant folding evaluates them at load).
+TEST(HostileKernelScratch, CountsAgainstTheTensorLimitBeforeItIsTaken) {
+  struct ScratchCase {
+    std::string op, buffer;
+    int64_t kernel;
+    std::function<void(::onnx::NodeProto&)> attrs;
+  };
+  const std::vector<ScratchCase> scratch_cases = {
+      {"Conv", "Conv im2col buffer", 64, [](auto& n) { testing::add_ints_attr(n, "pads", {63, 63, 63, 63}); }},
+      {"ConvTranspose", "ConvTranspose col2im buffer", 96, nullptr},
+  };
+  for (const ScratchCase& sc : scratch_cases) {
+    Case c{sc.op + " scratch", sc.op, [&](testing::ModelBuilder& m) {
+             m.float_initializer("t", {1, 1, 64, 64}, std::vector<float>(64 * 64, 1.f));
+             m.float_initializer("w", {1, 1, sc.kernel, sc.kernel},
+                                 std::vector<float>(static_cast<size_t>(sc.kernel * sc.kernel), 1.f));
+             add_node(m, sc.op, {"t", "w"}, sc.attrs);
+           }};
+    for (OptimizationLevel level : {OptimizationLevel::kDisabled, OptimizationLevel::kBasic}) {
+      const Status st = run_case(c, level);
+      EXPECT_EQ(st.code(), StatusCode::kOutOfMemory) << sc.op << ": " << st.message();
+      EXPECT_NE(st.message().find(sc.buffer), std::string::npos) << st.message();
+      EXPECT_NE(st.message().find("limits.max_tensor_mb (64 MiB)"), std::string::npos) << st.message();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace loom

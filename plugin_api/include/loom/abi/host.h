@@ -226,8 +226,21 @@ typedef struct LOOM_HostApi {
    * data stays valid until the queued work has run. Lives until compute
    * returns (the host may hand the same stream to later steps). */
   LOOM_Stream* (*kernel_stream)(const LOOM_KernelContext* ctx);
+
+  /* --- scratch memory (compute; check LOOM_HAS_FIELD) (0.2) ---
+   * `bytes` of working memory for this compute call (an im2col buffer, a
+   * convolution workspace), in the memory the EP's values live in (device
+   * memory for a device EP), aligned to 64 bytes. The host counts it
+   * against the run's limits before allocating anything: a buffer over
+   * limits.max_tensor_mb, or past the memory's arena limit, is refused.
+   * Valid until compute returns; on an asynchronous stream, until the work
+   * compute queued there has run (the host orders any reuse of the memory
+   * after it). NULL on failure (the refusal's reason becomes part of the
+   * step's error, with code OUT_OF_MEMORY); a non-NULL pointer for 0 bytes.
+   * The host frees it: do not keep it past compute. */
+  void* (*kernel_scratch)(LOOM_KernelContext* ctx, uint64_t bytes);
 } LOOM_HostApi;
-#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_stream)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_stream);
+#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_scratch)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_scratch);
 
 #endif /* LOOM_ABI_HOST_H */

@@ -9,9 +9,11 @@
 
 #include <deque>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
+#include "loom/sdk/checked.h"
 #include "loom/sdk/node.h"
 #include "loom/sdk/tensor.h"
 #include "loom/sdk/value.h"
@@ -45,9 +47,8 @@ class KernelContext {
       if (d < 0) throw Error("negative output dimension " + std::to_string(d), LOOM_STATUS_INVALID_ARGUMENT);
     LOOM_Tensor* t = host().kernel_output(ctx_, i, dtype, dims.data(), dims.size());
     if (t == nullptr)
-      throw Error("cannot allocate output " + std::to_string(i) + " (" + dtype_name(dtype) +
-                      "): out of memory, unknown type, bad index or allocated twice",
-                  LOOM_STATUS_OUT_OF_MEMORY);
+      throw Error("cannot allocate output " + std::to_string(i) + " (" + dtype_name(dtype) + ")",
+                  LOOM_STATUS_OUT_OF_MEMORY);  // the host adds its reason and code
     return Tensor(t);
   }
   Node node() const { return Node(host().kernel_node(ctx_)); }
@@ -71,6 +72,26 @@ class KernelContext {
     if (!LOOM_HAS_FIELD(&host(), LOOM_HostApi, kernel_stream)) return nullptr;
     return host().kernel_stream(ctx_);
   }
+  // Working memory for `count` elements of T, valid until compute returns
+  // (LOOM_HostApi::kernel_scratch: in the memory of the EP's values, counted
+  // against the run's limits before it is allocated). Uninitialised. Throws
+  // OUT_OF_MEMORY when refused (the host's reason joins the step's error) and
+  // INVALID_ARGUMENT when count x sizeof(T) overflows. On hosts older than
+  // the call: host memory the SDK allocates, without the host's limits.
+  template <class T>
+  T* scratch(int64_t count, const std::string& what = "scratch") const {
+    const int64_t bytes = checked_mul(count, static_cast<int64_t>(sizeof(T)), what);
+    void* p = nullptr;
+    if (LOOM_HAS_FIELD(&host(), LOOM_HostApi, kernel_scratch)) {
+      p = host().kernel_scratch(ctx_, static_cast<uint64_t>(bytes));
+    } else {
+      own_scratch_.emplace_back(new (std::nothrow) unsigned char[bytes > 0 ? bytes : 1]);
+      p = own_scratch_.back().get();
+    }
+    if (p == nullptr)
+      throw Error("cannot get " + what + " of " + std::to_string(bytes) + " bytes", LOOM_STATUS_OUT_OF_MEMORY);
+    return static_cast<T*>(p);
+  }
   // Sets output i to a value (sequences and empty optionals go this way).
   void set_output(size_t i, OwnedValue value) const {
     throw_if_error(host().kernel_set_output(ctx_, i, value.release()));
@@ -90,6 +111,8 @@ class KernelContext {
 
  private:
   LOOM_KernelContext* ctx_;
+  // scratch() on hosts without kernel_scratch (shared, so contexts copy).
+  mutable std::vector<std::shared_ptr<unsigned char[]>> own_scratch_;
 };
 
 using KernelFn = void (*)(KernelContext&);
