@@ -41,6 +41,11 @@ cudnnHandle_t StreamResources::dnn() {
 }
 
 void* StreamResources::scratch(size_t bytes, int slot) {
+  if (ctx_ == nullptr || !LOOM_HAS_FIELD(&sdk::host(), LOOM_HostApi, kernel_scratch)) return own_scratch(bytes, slot);
+  return sdk::KernelContext(ctx_).scratch<unsigned char>(static_cast<int64_t>(bytes), "cuda scratch");
+}
+
+void* StreamResources::own_scratch(size_t bytes, int slot) {
   if (slot < 0 || slot >= kScratchSlots) throw sdk::Error("cuda: scratch slot out of range", LOOM_STATUS_FAIL);
   const size_t i = static_cast<size_t>(slot);
   if (bytes <= scratch_bytes_[i] && scratch_[i] != nullptr) return scratch_[i];
@@ -63,7 +68,9 @@ StreamResources& stream_resources(const sdk::KernelContext& ctx) {
   LOOM_Stream* s = ctx.stream();
   if (s == nullptr || s->state == nullptr)
     throw sdk::Error("cuda: the host gave this kernel no stream (a host older than ABI 0.2?)", LOOM_STATUS_FAIL);
-  return *static_cast<StreamResources*>(s->state);
+  auto& res = *static_cast<StreamResources*>(s->state);
+  res.bind(ctx.raw());
+  return res;
 }
 
 }  // namespace loom::cuda

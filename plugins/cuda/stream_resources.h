@@ -30,14 +30,24 @@ class StreamResources {
   cublasHandle_t blas();
   cublasLtHandle_t blas_lt();
   cudnnHandle_t dnn();
-  // Device scratch of at least `bytes` in one of kScratchSlots independent
-  // buffers, ordered on this stream: valid for work queued on it until the
-  // next scratch() call for the same slot. Grows (stream-ordered free and
-  // allocation); never shrinks while the stream lives.
-  static constexpr int kScratchSlots = 8;
+  // Device scratch of at least `bytes` for the work the current compute call
+  // queues on this stream. From the host (LOOM_HostApi::kernel_scratch: the
+  // core's device arena, under the run's limits, reused by later steps in
+  // stream order) when it offers it; else, on older hosts, from own_scratch.
   void* scratch(size_t bytes, int slot = 0);
+  // One of kScratchSlots buffers this stream keeps, ordered on it: valid for
+  // work queued on it until the next call for the same slot. Grows
+  // (stream-ordered free and allocation); never shrinks while the stream
+  // lives. For buffers of a fixed size the host's limits need not see (the
+  // cuDNN algorithm search's workspace).
+  static constexpr int kScratchSlots = 8;
+  void* own_scratch(size_t bytes, int slot = 0);
+  // The compute call now running on this stream (stream_resources sets it;
+  // the host runs one step at a time per stream).
+  void bind(LOOM_KernelContext* ctx) { ctx_ = ctx; }
 
  private:
+  LOOM_KernelContext* ctx_ = nullptr;
   int device_;
   cudaStream_t stream_;
   cublasHandle_t blas_ = nullptr;

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,33 @@ bool in_device_memory(const ConstTensor& t) {
   return m != nullptr && from_view(m->name) == kMemory;
 }
 
-void* device_alloc(void*, uint64_t bytes, uint64_t alignment) {
-  return loom::test_plugins::checked_alloc(bytes, alignment, g_live_allocations);
+// Blocks the allocator handed out, so a kernel can tell its scratch came
+// from this EP's memory.
+std::mutex g_blocks_mutex;
+std::map<const char*, uint64_t> g_blocks;  // start -> bytes
+
+bool in_device_block(const void* p, uint64_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  std::lock_guard<std::mutex> lock(g_blocks_mutex);
+  auto it = g_blocks.upper_bound(c);
+  if (it == g_blocks.begin()) return false;
+  --it;
+  return c + bytes <= it->first + it->second;
 }
-void device_free(void*, void* p) { loom::test_plugins::checked_free(p, g_live_allocations); }
+
+void* device_alloc(void*, uint64_t bytes, uint64_t alignment) {
+  void* p = loom::test_plugins::checked_alloc(bytes, alignment, g_live_allocations);
+  std::lock_guard<std::mutex> lock(g_blocks_mutex);
+  if (p != nullptr) g_blocks[static_cast<const char*>(p)] = bytes;
+  return p;
+}
+void device_free(void*, void* p) {
+  {
+    std::lock_guard<std::mutex> lock(g_blocks_mutex);
+    g_blocks.erase(static_cast<const char*>(p));
+  }
+  loom::test_plugins::checked_free(p, g_live_allocations);
+}
 
 int32_t can_copy(void*, const LOOM_MemoryInfo* src, const LOOM_MemoryInfo* dst) {
   const std::string s(from_view(src->name)), d(from_view(dst->name));
@@ -74,7 +98,13 @@ void device_mul(KernelContext& ctx) {
   LOOM_SDK_ENFORCE(in_device_memory(a) && in_device_memory(b), "test_device Mul: input is not in test_device memory");
   LOOM_SDK_ENFORCE(a.shape() == b.shape(), "test_device Mul: only equal shapes");
   Tensor y = ctx.output(0, a.shape(), LOOM_DTYPE_FLOAT);
-  for (int64_t i = 0; i < a.size(); ++i) y.mutable_data<float>()[i] = a.data<float>()[i] * b.data<float>()[i];
+  // Products go through working memory, which the host must give in this
+  // EP's memory (LOOM_HostApi::kernel_scratch).
+  float* products = ctx.scratch<float>(a.size());
+  LOOM_SDK_ENFORCE(in_device_block(products, static_cast<uint64_t>(a.size()) * sizeof(float)),
+                   "test_device Mul: scratch is not in test_device memory");
+  for (int64_t i = 0; i < a.size(); ++i) products[i] = a.data<float>()[i] * b.data<float>()[i];
+  std::memcpy(y.mutable_data<float>(), products, static_cast<size_t>(a.size()) * sizeof(float));
 }
 
 class DeviceEp : public Ep {

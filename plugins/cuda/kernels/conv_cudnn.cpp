@@ -223,7 +223,7 @@ std::optional<ConvChoice> measured_choice(StreamResources& res, const Problem& p
                                           void* out, cudnnMathType_t wanted) {
   cudnnHandle_t h = res.dnn();
   std::vector<typename Ops::Perf> perfs = perf_buffer<Ops>(h);
-  void* ws = res.scratch(kConvWorkspaceCap, kConvWorkspaceSlot);
+  void* ws = res.own_scratch(kConvWorkspaceCap, kConvWorkspaceSlot);
   int got = 0;
   check_dnn(Ops::find(h, p, in, w, out, static_cast<int>(perfs.size()), &got, perfs.data(), ws, kConvWorkspaceCap),
             "cudnnFindConvolution*AlgorithmEx");
