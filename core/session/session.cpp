@@ -10,6 +10,7 @@
 #include "session/fusion_gate.h"
 #include "session/inter_op_pool.h"
 #include "session/node_evaluator.h"
+#include "session/static_limits.h"
 #include "transform/pass_manager.h"
 
 namespace loom {
@@ -142,6 +143,8 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   std::vector<transform::PassRun> pass_runs;
   LOOM_RETURN_IF_ERROR(
       transform::optimize(*graph, optimize_options, ctx, profiler ? &pass_runs : nullptr).with_context(model_name));
+  LOOM_RETURN_IF_ERROR(
+      session::check_static_tensor_sizes(*graph, env->config().max_tensor_mb << 20).with_context(model_name));
   if (profiler) {
     profiler->phase("transform", transform_start);
     for (const transform::PassRun& r : pass_runs)

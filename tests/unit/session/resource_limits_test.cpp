@@ -114,6 +114,29 @@ TEST(ResourceLimits, TooLargeAModelIsRefusedNamingTheLimit) {
   EXPECT_NE(error.find("limits.max_model_mb (1 MiB)"), std::string::npos) << error;
 }
 
+// A value whose static shape is known is checked at session creation: a
+// 4x4 input padded by 1000 on each side makes a 16 MB Conv output from a
+// 64-byte input, which a 1 MiB limit refuses before anything is compiled
+// or allocated for it.
+TEST(ResourceLimits, AValueWhoseStaticShapeIsOverTheLimitIsRefusedAtCreation) {
+  auto env = env_with(R"({"max_tensor_mb": 1})");
+  ASSERT_TRUE(env);
+  auto model = [](int64_t pad) {
+    ModelBuilder m;
+    m.input("x", ::onnx::TensorProto::FLOAT, {1, 1, 4, 4});
+    m.float_initializer("w", {1, 1, 1, 1}, {2.0f});
+    auto& n = m.node("Conv", {"x", "w"}, {"y"}, "widen");
+    testing::add_ints_attr(n, "pads", {pad, pad, pad, pad});
+    m.output("y", ::onnx::TensorProto::FLOAT, {-1, -1, -1, -1});
+    return m.bytes();
+  };
+  EXPECT_EQ(create_error(env, model(100)), "(created)");  // 104 x 104 floats
+  const std::string error = create_error(env, model(1000));
+  EXPECT_NE(error.find("node 'widen' (Conv) makes 'y'"), std::string::npos) << error;
+  EXPECT_NE(error.find("[1,1,2004,2004]"), std::string::npos) << error;
+  EXPECT_NE(error.find("limits.max_tensor_mb (1 MiB)"), std::string::npos) << error;
+}
+
 // y = ConstantOfShape(shape): the output's size comes from an input.
 TEST(ResourceLimits, ARunMakingTooLargeATensorFailsAndTheSessionGoesOn) {
   auto env = env_with(R"({"max_tensor_mb": 1})");
