@@ -66,11 +66,19 @@ ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std
     const auto pads = n.attr_string("auto_pad", "NOTSET") == "VALID" ? std::vector<int64_t>{0, 0, 0, 0}
                                                                     : n.attr_ints("pads", {0, 0, 0, 0});
     const auto out_pad = n.attr_ints("output_padding", {0, 0});
+    if (win.strides.size() != 2 || win.dilations.size() != 2 || pads.size() != 4 || out_pad.size() != 2)
+      n.fail("strides, dilations, pads and output_padding must match the spatial rank");
     win.pad_begin = {pads[0], pads[1]};
     win.pad_end = {pads[2], pads[3]};
+    const std::string what = "output size of " + n.label();
     for (size_t i = 0; i < 2; ++i) {
-      const int64_t extent = (kernel[i] - 1) * win.dilations[i] + 1;
-      win.output.push_back(win.strides[i] * (x[2 + i] - 1) + out_pad[i] + extent - pads[i] - pads[i + 2]);
+      if (kernel[i] < 1 || win.strides[i] < 1 || win.dilations[i] < 1 || pads[i] < 0 || pads[i + 2] < 0 ||
+          out_pad[i] < 0)
+        n.fail("kernel, strides and dilations must be positive, pads and output_padding non-negative");
+      const int64_t extent = sdk::checked_add(sdk::checked_mul(kernel[i] - 1, win.dilations[i], what), 1, what);
+      const int64_t full = sdk::checked_add(
+          sdk::checked_add(sdk::checked_mul(win.strides[i], x[2 + i] - 1, what), out_pad[i], what), extent, what);
+      win.output.push_back(sdk::checked_sub(sdk::checked_sub(full, pads[i], what), pads[i + 2], what));
       // oneDNN has no output padding: it is less end padding.
       win.pad_end[i] -= out_pad[i];
       if (win.output.back() < 1) n.fail("output size below 1");

@@ -141,6 +141,23 @@ std::vector<Case> cases() {
                  m.float_initializer("w", {1, 1, 2, 2}, {1, 1, 1, 1});
                  add_node(m, "Conv", {"t", "w"}, [](auto& n) { testing::add_ints_attr(n, "pads", {0, 0, kMax, kMax}); });
                }});
+  c.push_back({"conv stride 0", "Conv", [=](auto& m) {
+                 m.float_initializer("t", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
+                 m.float_initializer("w", {1, 1, 2, 2}, {1, 1, 1, 1});
+                 add_node(m, "Conv", {"t", "w"}, [](auto& n) { testing::add_ints_attr(n, "strides", {0, 0}); });
+               }});
+  c.push_back({"conv dilation -3", "Conv", [=](auto& m) {
+                 m.float_initializer("t", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
+                 m.float_initializer("w", {1, 1, 2, 2}, {1, 1, 1, 1});
+                 add_node(m, "Conv", {"t", "w"}, [](auto& n) { testing::add_ints_attr(n, "dilations", {-3, -3}); });
+               }});
+  c.push_back({"max pool stride 0", "MaxPool", [=](auto& m) {
+                 m.float_initializer("t", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
+                 add_node(m, "MaxPool", {"t"}, [](auto& n) {
+                   testing::add_ints_attr(n, "kernel_shape", {2, 2});
+                   testing::add_ints_attr(n, "strides", {0, 0});
+                 });
+               }});
   c.push_back({"conv transpose stride 2^62", "ConvTranspose", [=](auto& m) {
                  m.float_initializer("t", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
                  m.float_initializer("w", {1, 1, 2, 2}, {1, 1, 1, 1});
@@ -179,14 +196,19 @@ std::vector<Case> cases() {
   return c;
 }
 
+// Provider lists each case runs under: the reference EP alone, and the fast
+// CPU EP first (it computes window geometry and sizes of its own).
+const std::vector<std::vector<std::string>> kProviderLists = {{"reference"}, {"cpu_onednn", "reference"}};
+
 // Runs the case at `level`: Ok(empty) when it ran, else the error.
-Status run_case(const Case& c, OptimizationLevel level) {
+Status run_case(const Case& c, OptimizationLevel level,
+                const std::vector<std::string>& providers = {"reference"}) {
   testing::ModelBuilder m(c.opset);
   m.input("x", TensorProto::FLOAT, {2, 3});
   c.build(m);
   m.output("y", TensorProto::FLOAT, {});
   Config config;
-  config.providers = {"reference"};
+  config.providers = providers;
   config.optimization_level = level;
   // A bound on what one tensor may take, so a size that slips through is
   // refused by the limit rather than allocated.
@@ -204,12 +226,13 @@ class HostileShapes : public ::testing::TestWithParam<Case> {};
 
 TEST_P(HostileShapes, FailCleanlyNamingTheOp) {
   const Case& c = GetParam();
-  for (OptimizationLevel level : {OptimizationLevel::kDisabled, OptimizationLevel::kBasic}) {
-    const Status st = run_case(c, level);
-    if (!c.must_fail && st.is_ok()) continue;
-    EXPECT_FALSE(st.is_ok()) << c.name << ": accepted";
-    EXPECT_NE(st.message().find(c.op), std::string::npos) << c.name << ": " << st.message();
-  }
+  for (const std::vector<std::string>& providers : kProviderLists)
+    for (OptimizationLevel level : {OptimizationLevel::kDisabled, OptimizationLevel::kBasic}) {
+      const Status st = run_case(c, level, providers);
+      if (!c.must_fail && st.is_ok()) continue;
+      EXPECT_FALSE(st.is_ok()) << c.name << " on " << providers[0] << ": accepted";
+      EXPECT_NE(st.message().find(c.op), std::string::npos) << c.name << " on " << providers[0] << ": " << st.message();
+    }
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
@@ -220,6 +243,57 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ReferenceEp, HostileShapes, ::testing::ValuesIn(cases()), case_name);
+
+// Window attributes on a graph input, so that an EP which claims windows on
+// run-time tensors (cpu_onednn: at session creation, from static shapes)
+// computes the geometry itself rather than constant folding doing it.
+TEST(HostileWindows, FailCleanlyOnEveryCpuEp) {
+  struct Window {
+    std::string name, op;
+    std::vector<int64_t> strides, dilations, pads, kernel;
+  };
+  const std::vector<Window> windows = {
+      {"conv dilation 2^62", "Conv", {1, 1}, {k2e62, k2e62}, {0, 0, 0, 0}, {}},
+      {"conv pads int64 max", "Conv", {1, 1}, {1, 1}, {0, 0, kMax, kMax}, {}},
+      {"conv stride 0", "Conv", {0, 0}, {1, 1}, {0, 0, 0, 0}, {}},
+      {"conv transpose stride 2^62", "ConvTranspose", {k2e62, k2e62}, {1, 1}, {0, 0, 0, 0}, {}},
+      {"conv transpose dilation 2^62", "ConvTranspose", {1, 1}, {k2e62, k2e62}, {0, 0, 0, 0}, {}},
+      {"max pool pads int64 max", "MaxPool", {1, 1}, {}, {0, 0, kMax, kMax}, {2, 2}},
+      {"average pool kernel 2^62", "AveragePool", {1, 1}, {}, {0, 0, 0, 0}, {k2e62, k2e62}},
+  };
+  for (const Window& w : windows) {
+    for (const std::vector<std::string>& providers : kProviderLists) {
+      testing::ModelBuilder m;
+      m.input("x", TensorProto::FLOAT, {1, 1, 3, 3});
+      std::vector<std::string> inputs = {"x"};
+      const bool conv = w.op.rfind("Conv", 0) == 0;
+      if (conv) {
+        m.float_initializer("w", {1, 1, 2, 2}, {1, 1, 1, 1});
+        inputs.push_back("w");
+      }
+      auto& n = m.node(w.op, inputs, {"y"}, "window");
+      testing::add_ints_attr(n, "strides", w.strides);
+      testing::add_ints_attr(n, "pads", w.pads);
+      if (!w.dilations.empty()) testing::add_ints_attr(n, "dilations", w.dilations);
+      if (!w.kernel.empty()) testing::add_ints_attr(n, "kernel_shape", w.kernel);
+      m.output("y", TensorProto::FLOAT, {-1, -1, -1, -1});
+      Config config;
+      config.providers = providers;
+      auto env = testing::make_env(config);
+      ASSERT_TRUE(env);
+      Status st = Status::ok();
+      auto s = Session::create_from_bytes(env, m.bytes());
+      if (!s) {
+        st = s.status();
+      } else {
+        auto out = (*s)->run({{"x", testing::float_tensor({1, 1, 3, 3}, std::vector<float>(9, 1.f))}});
+        if (!out) st = out.status();
+      }
+      EXPECT_FALSE(st.is_ok()) << w.name << " on " << providers[0] << ": accepted";
+      EXPECT_NE(st.message().find(w.op), std::string::npos) << w.name << " on " << providers[0] << ": " << st.message();
+    }
+  }
+}
 
 // A kernel's working memory counts against the limits before it is taken:
 // a 64x64 kernel padded to 127x127 output positions asks Conv for a 264 MB
