@@ -1,8 +1,9 @@
 // What bounds one run: its cancel flag, set from another thread, its
 // deadline (config limits.run_timeout_ms) and the largest tensor it may make
 // (limits.max_tensor_mb). Cancel and deadline are checked at every step
-// boundary, also inside If / Loop / Scan bodies (a step already running
-// finishes first); the tensor limit whenever a kernel allocates an output.
+// boundary, also inside If / Loop / Scan bodies, and by long kernels that
+// poll LOOM_HostApi::kernel_should_stop; the tensor limit whenever a kernel
+// allocates an output or scratch.
 #pragma once
 
 #include <atomic>

@@ -51,6 +51,7 @@ class KernelContext final : public LOOM_KernelContext {
     if (i < step_.inputs.size()) run_.release_constant(step_.inputs[i]);
   }
   LOOM_Stream* stream() const override { return run_.stream(step_.stream); }
+  bool should_stop() const override { return run_.limits().cancelled() || run_.limits().timed_out(); }
   void* scratch(uint64_t bytes) override {
     Status why;
     RuntimeValue& rv = working_.emplace_back();

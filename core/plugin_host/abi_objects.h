@@ -89,6 +89,8 @@ struct LOOM_KernelContext {
   // See LOOM_HostApi::kernel_scratch; NULL (with the reason kept for the
   // step's error) on failure.
   virtual void* scratch(uint64_t bytes) = 0;
+  // See LOOM_HostApi::kernel_should_stop.
+  virtual bool should_stop() const { return false; }
 };
 
 struct LOOM_ClaimSink {

@@ -328,6 +328,7 @@ void kernel_release_constant_input(LOOM_KernelContext* c, uint64_t i) {
 }
 
 LOOM_Stream* kernel_stream(const LOOM_KernelContext* c) { return c != nullptr ? c->stream() : nullptr; }
+int32_t kernel_should_stop(const LOOM_KernelContext* c) { return c != nullptr && c->should_stop() ? 1 : 0; }
 void* kernel_scratch(LOOM_KernelContext* c, uint64_t bytes) {
   if (c == nullptr) return nullptr;
   try {
@@ -413,6 +414,7 @@ LOOM_HostApi make_table() {
   t.kernel_release_constant_input = kernel_release_constant_input;
   t.kernel_stream = kernel_stream;
   t.kernel_scratch = kernel_scratch;
+  t.kernel_should_stop = kernel_should_stop;
   return t;
 }
 

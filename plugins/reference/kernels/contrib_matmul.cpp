@@ -63,7 +63,7 @@ class FusedMatMulKernel {
           return;
         }
         nn_gemm<T>(ta, tb, m, n, ka, static_cast<T>(alpha_), pa + off[0] * mk, ta ? m : ka, pb + off[1] * kn,
-                   tb ? ka : n, T(0), py + i * mn, n);
+                   tb ? ka : n, T(0), py + i * mn, n, &ctx);
       });
     });
   }

@@ -79,7 +79,7 @@ void conv_forward(KernelContext& ctx, const ConvProblem& p, const A* x, const A*
         std::fill(yg, yg + mg * os, A(0));
         continue;
       }
-      nn_gemm<A>(false, false, mg, os, rows, A(1), w + gi * mg * rows, rows, b, os, A(0), yg, os);
+      nn_gemm<A>(false, false, mg, os, rows, A(1), w + gi * mg * rows, rows, b, os, A(0), yg, os, &ctx);
     }
   }
 }
@@ -323,7 +323,7 @@ class ConvTranspose {
           if (cg == 0) std::fill(col, col + col_count, A(0));
           else
             nn_gemm<A>(true, false, mg * ks, xsz, cg, A(1), pw + gi * cg * mg * ks, mg * ks,
-                       px + (n * c + gi * cg) * xsz, xsz, A(0), col, xsz);
+                       px + (n * c + gi * cg) * xsz, xsz, A(0), col, xsz, &ctx);
           col2im_add(col, mg, g, ya.data() + (n * m + gi * mg) * ysz);
         }
       if (b.exists()) {

@@ -22,9 +22,14 @@ void register_nn_rnn_kernels(sdk::KernelRegistry& r);      // RNN, GRU, LSTM
 // dimensions lda/ldb/ldc (elements). op(A) is [M,K], op(B) is [K,N]. With
 // beta == 0, C is not read (it may hold garbage). Instantiated in
 // nn_gemm.cpp for float, double, int32_t, int64_t, uint32_t, uint64_t.
+// With `stop` (the kernel's context), a large product runs in blocks of rows
+// or columns and stops between them once the run is cancelled or timed out
+// (sdk::KernelContext::stop_if_asked): one hostile product must not outlive
+// limits.run_timeout_ms by minutes.
 template <class T>
 void nn_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
-             int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
+             int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
+             const sdk::KernelContext* stop = nullptr);
 
 // Conv (nn_conv.cpp) and Gemm (nn_matmul.cpp) of `node`'s attributes on the
 // context's inputs 0..2, written to output 0, which is returned: com.microsoft

@@ -42,13 +42,16 @@ MatMulProblem matmul_problem(Shape sa, Shape sb, const std::string& op) {
   return p;
 }
 
-// y[batch, m, n] = a[a_batch, m, k] * b[b_batch, k, n] with broadcast batches.
+// y[batch, m, n] = a[a_batch, m, k] * b[b_batch, k, n] with broadcast batches;
+// stops between blocks once `ctx`'s run is cancelled or timed out.
 template <class A>
-void batched_matmul(const MatMulProblem& p, const A* a, const A* b, A* y) {
+void batched_matmul(const KernelContext& ctx, const MatMulProblem& p, const A* a, const A* b, A* y) {
+  const KernelContext* stop = &ctx;
   const int64_t mk = p.m * p.k, kn = p.k * p.n, mn = p.m * p.n;
   if (mn == 0) return;
   for_each_broadcast(p.batch, {p.a_batch, p.b_batch}, [&](int64_t i, const int64_t* off) {
-    nn_gemm<A>(false, false, p.m, p.n, p.k, A(1), a + off[0] * mk, p.k, b + off[1] * kn, p.n, A(0), y + i * mn, p.n);
+    nn_gemm<A>(false, false, p.m, p.n, p.k, A(1), a + off[0] * mk, p.k, b + off[1] * kn, p.n, A(0), y + i * mn, p.n,
+               stop);
   });
 }
 
@@ -65,12 +68,12 @@ void matmul(KernelContext& ctx) {
         if (ny == 0) return;
         T* y = yt.template mutable_data<T>();
         if constexpr (std::is_same_v<T, A>) {
-          batched_matmul<A>(p, a.template data<T>(), b.template data<T>(), y);
+          batched_matmul<A>(ctx, p, a.template data<T>(), b.template data<T>(), y);
         } else {
           const std::vector<A> av = nn_to_vector<A>(a.template data<T>(), a.size());
           const std::vector<A> bv = nn_to_vector<A>(b.template data<T>(), b.size());
           std::vector<A> yv(static_cast<size_t>(ny));
-          batched_matmul<A>(p, av.data(), bv.data(), yv.data());
+          batched_matmul<A>(ctx, p, av.data(), bv.data(), yv.data());
           for (int64_t i = 0; i < ny; ++i) y[i] = static_cast<T>(yv[i]);
         }
       });
@@ -142,7 +145,7 @@ class Gemm {
             pa = av.data();
             pb = bv.data();
           }
-          nn_gemm<A>(trans_a_, trans_b_, m, n, k, alpha, pa, sa[1], pb, sb[1], use_c ? A(1) : A(0), acc, n);
+          nn_gemm<A>(trans_a_, trans_b_, m, n, k, alpha, pa, sa[1], pb, sb[1], use_c ? A(1) : A(0), acc, n, &ctx);
           if constexpr (!std::is_same_v<T, A>)
             for (int64_t i = 0; i < m * n; ++i) y[i] = static_cast<T>(acc[i]);
         });
@@ -197,7 +200,7 @@ void matmul_integer(KernelContext& ctx) {
   const std::vector<int32_t> bv = centered(b, ctx.input(3), p, false, "MatMulInteger");
   sdk::Tensor yt = ctx.output(0, p.out_shape, LOOM_DTYPE_INT32);
   if (element_count(p.out_shape) == 0) return;
-  batched_matmul<int32_t>(p, av.data(), bv.data(), yt.mutable_data<int32_t>());
+  batched_matmul<int32_t>(ctx, p, av.data(), bv.data(), yt.mutable_data<int32_t>());
 }
 
 void qlinear_matmul(KernelContext& ctx) {
@@ -210,12 +213,12 @@ void qlinear_matmul(KernelContext& ctx) {
   const QuantParams bq = read_quant_params(ctx.required_input(4), ConstTensor(), p.n, op + " b_scale");
   const QuantParams yq = read_quant_params(ctx.required_input(6), y_zero, 1, op + " y");
   const int64_t ny = element_count(p.out_shape);
-  std::vector<int32_t> acc(static_cast<size_t>(ny));
-  if (ny > 0) batched_matmul<int32_t>(p, av.data(), bv.data(), acc.data());
   dispatch<TypeList<uint8_t, int8_t>>(y_zero.dtype(), op, [&](auto tag) {
     using Q = decltype(tag);
-    sdk::Tensor yt = ctx.output(0, p.out_shape, y_zero.dtype());
+    sdk::Tensor yt = ctx.output(0, p.out_shape, y_zero.dtype());  // Y first: its limit before any work
     if (ny == 0) return;
+    int32_t* acc = ctx.scratch<int32_t>(ny, op + " accumulators");
+    batched_matmul<int32_t>(ctx, p, av.data(), bv.data(), acc);
     Q* y = yt.template mutable_data<Q>();
     const int64_t mn = p.m * p.n;
     for (int64_t i = 0; i < ny; ++i) {
@@ -245,10 +248,10 @@ void matmul_integer_to_float(KernelContext& ctx) {
     sdk::fail_invalid(op + ": bias must be float32 with " + std::to_string(p.n) + " elements (N)");
   const float* pbias = bias.exists() ? bias.data<float>() : nullptr;
   const int64_t ny = element_count(p.out_shape);
-  std::vector<int32_t> acc(static_cast<size_t>(ny));
-  if (ny > 0) batched_matmul<int32_t>(p, av.data(), bv.data(), acc.data());
-  sdk::Tensor yt = ctx.output(0, p.out_shape, LOOM_DTYPE_FLOAT);
+  sdk::Tensor yt = ctx.output(0, p.out_shape, LOOM_DTYPE_FLOAT);  // Y first: its limit before any work
   if (ny == 0) return;
+  int32_t* acc = ctx.scratch<int32_t>(ny, op + " accumulators");
+  batched_matmul<int32_t>(ctx, p, av.data(), bv.data(), acc);
   float* y = yt.mutable_data<float>();
   for (int64_t i = 0; i < ny; ++i) {
     const int64_t col = i % p.n;

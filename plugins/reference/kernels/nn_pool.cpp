@@ -76,6 +76,8 @@ void for_each_tap(const WindowGeometry& g, const Shape& in_strides, const Window
 // Output positions whose window boxes are computed at once and shared by all
 // N*C planes: bounded, so the boxes never outgrow what the output justifies.
 constexpr int64_t kBoxesPerBatch = 4096;
+// Window taps visited between checks whether the run must stop.
+constexpr int64_t kTapsPerStopCheck = int64_t{1} << 24;
 
 // The window boxes of output positions [first, first + count) (row-major).
 void boxes_of(const WindowGeometry& g, int64_t first, int64_t count, std::vector<WindowBox>& boxes) {
@@ -130,6 +132,7 @@ class Pool {
       const int64_t planes = xs[0] * xs[1], is = g.in_size(), os = g.out_size();
       if (planes * os == 0) return;
       std::vector<WindowBox> boxes;
+      int64_t taps_since_check = 0;
       const Shape in_st = strides_of(g.in);
       // Column-major spatial strides for storage_order 1.
       Shape col_st(g.rank(), 1);
@@ -142,6 +145,13 @@ class Pool {
           const T* xp = px + pl * is;
           for (int64_t o = first; o < last; ++o) {
             const WindowBox& b = boxes[static_cast<size_t>(o - first)];
+            // Huge windows make one call long: stop between windows once
+            // the run is cancelled or timed out.
+            taps_since_check += b.valid;
+            if (taps_since_check > kTapsPerStopCheck) {
+              ctx.stop_if_asked();
+              taps_since_check = 0;
+            }
             if (kind_ == PoolKind::kMax) {
               C best = std::numeric_limits<C>::lowest();
               int64_t best_off = -1;

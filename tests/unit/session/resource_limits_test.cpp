@@ -4,6 +4,9 @@
 // with kTimedOut; in both cases the session keeps working.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <map>
+
 #include "common/model_builder.h"
 #include "common/test_env.h"
 
@@ -214,6 +217,48 @@ TEST(ResourceLimits, ARunPastItsTimeoutStopsWithTimedOutAndTheSessionGoesOn) {
   auto quick = (*s)->run({{"trips", trips(10)}});
   ASSERT_TRUE(quick.has_value()) << quick.status().message();
   EXPECT_EQ(testing::values_of((*quick)[0]), std::vector<float>{10.0f});
+}
+
+}  // namespace
+}  // namespace loom
+
+namespace loom {
+namespace {
+
+// One kernel call that would run for minutes stops at the deadline too (the
+// host checks the deadline between steps; long kernels poll it): a
+// 1000x1000 average window over a 1000x1000 input padded by 999 visits about
+// 10^12 taps, and a 3072^3 matrix product takes 3 x 10^10 multiply-adds.
+TEST(ResourceLimits, OneLongKernelCallStopsAtTheDeadline) {
+  auto env = env_with(R"({"run_timeout_ms": 50})");
+  ASSERT_TRUE(env);
+  ModelBuilder pool;
+  pool.input("x", ::onnx::TensorProto::FLOAT, {1, 1, 1000, 1000});
+  auto& n = pool.node("AveragePool", {"x"}, {"y"}, "wide_window");
+  testing::add_ints_attr(n, "kernel_shape", {1000, 1000});
+  testing::add_ints_attr(n, "pads", {999, 999, 999, 999});
+  pool.output("y", ::onnx::TensorProto::FLOAT, {-1, -1, -1, -1});
+  ModelBuilder product;
+  product.input("a", ::onnx::TensorProto::FLOAT, {3072, 3072});
+  product.input("b", ::onnx::TensorProto::FLOAT, {3072, 3072});
+  product.node("MatMul", {"a", "b"}, {"y"}, "big_product");
+  product.output("y", ::onnx::TensorProto::FLOAT, {3072, 3072});
+  const Tensor square = testing::float_tensor({3072, 3072}, std::vector<float>(3072 * 3072, 0.5f));
+  const std::vector<std::pair<std::string, std::map<std::string, Tensor>>> cases = {
+      {pool.bytes(), {{"x", testing::float_tensor({1, 1, 1000, 1000}, std::vector<float>(1000 * 1000, 1.f))}}},
+      {product.bytes(), {{"a", square}, {"b", square}}},
+  };
+  for (const auto& [bytes, feeds] : cases) {
+    auto s = Session::create_from_bytes(env, bytes);
+    ASSERT_TRUE(s.has_value()) << s.status().message();
+    const auto start = std::chrono::steady_clock::now();
+    auto out = (*s)->run(feeds);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_FALSE(out.has_value());
+    EXPECT_EQ(out.status().code(), StatusCode::kTimedOut) << out.status().message();
+    EXPECT_NE(out.status().message().find("limits.run_timeout_ms"), std::string::npos) << out.status().message();
+    EXPECT_LT(seconds, 10.0) << "a hang guard: the call itself would take minutes";
+  }
 }
 
 }  // namespace

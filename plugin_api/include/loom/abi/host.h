@@ -239,8 +239,18 @@ typedef struct LOOM_HostApi {
    * step's error, with code OUT_OF_MEMORY); a non-NULL pointer for 0 bytes.
    * The host frees it: do not keep it past compute. */
   void* (*kernel_scratch)(LOOM_KernelContext* ctx, uint64_t bytes);
+
+  /* --- stopping (compute, hot path; check LOOM_HAS_FIELD) (0.2) ---
+   * Nonzero once the run this compute call belongs to is cancelled or past
+   * its deadline (limits.run_timeout_ms). The host checks both between
+   * steps; a kernel whose one call can run long (a window op over a huge
+   * kernel, a large product on the host) polls this between chunks of its
+   * work, about every millisecond, and on nonzero returns any error: the
+   * host reports the run as cancelled or timed out. Cheap (a flag and a
+   * clock read). */
+  int32_t (*kernel_should_stop)(const LOOM_KernelContext* ctx);
 } LOOM_HostApi;
-#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_scratch)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_scratch);
+#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_should_stop)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_should_stop);
 
 #endif /* LOOM_ABI_HOST_H */

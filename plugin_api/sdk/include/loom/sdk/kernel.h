@@ -92,6 +92,14 @@ class KernelContext {
       throw Error("cannot get " + what + " of " + std::to_string(bytes) + " bytes", LOOM_STATUS_OUT_OF_MEMORY);
     return static_cast<T*>(p);
   }
+  // Throws once the run is cancelled or past its deadline
+  // (LOOM_HostApi::kernel_should_stop); the host then reports the run as
+  // such. Kernels whose one call can run long call it between chunks of
+  // work, about every millisecond. Never throws on hosts older than the call.
+  void stop_if_asked() const {
+    if (LOOM_HAS_FIELD(&host(), LOOM_HostApi, kernel_should_stop) && host().kernel_should_stop(ctx_) != 0)
+      throw Error("stopped: the run was cancelled or reached its deadline", LOOM_STATUS_FAIL);
+  }
   // Sets output i to a value (sequences and empty optionals go this way).
   void set_output(size_t i, OwnedValue value) const {
     throw_if_error(host().kernel_set_output(ctx_, i, value.release()));
