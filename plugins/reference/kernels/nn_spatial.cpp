@@ -318,6 +318,7 @@ void non_max_suppression(KernelContext& ctx) {
   if (max_out > 0) {
     std::vector<Box> bx(static_cast<size_t>(n_boxes));
     std::vector<int64_t> order, kept;
+    int64_t compared = 0;
     for (int64_t b = 0; b < n_batch; ++b) {
       for (int64_t i = 0; i < n_boxes; ++i) bx[i] = read_box(pb + (b * n_boxes + i) * 4, center);
       for (int64_t c = 0; c < n_classes; ++c) {
@@ -330,6 +331,13 @@ void non_max_suppression(KernelContext& ctx) {
         kept.clear();
         for (int64_t i : order) {
           if (static_cast<int64_t>(kept.size()) >= max_out) break;
+          // Quadratic in the boxes kept: stop between boxes once the run is
+          // cancelled or timed out.
+          compared += static_cast<int64_t>(kept.size());
+          if (compared > (int64_t{1} << 24)) {
+            ctx.stop_if_asked();
+            compared = 0;
+          }
           bool keep = true;
           for (int64_t k : kept)
             if (suppresses(bx[k], bx[i], iou_threshold)) {

@@ -186,6 +186,17 @@ std::vector<Case> cases() {
                  m.float_initializer("scales", {2}, {1e30f, 1e30f});
                  add_node(m, "Upsample", {"x", "scales"});
                }, 9});
+  c.push_back({"dft length 2^40", "DFT", [=](auto& m) {
+                 m.float_initializer("sig", {1, 4, 1}, {1, 2, 3, 4});
+                 m.int64_initializer("len", {}, {k2e40});
+                 add_node(m, "DFT", {"sig", "len"});
+               }});
+  c.push_back({"non max suppression of int64 max boxes out", "NonMaxSuppression", [=](auto& m) {
+                 m.float_initializer("boxes", {1, 2, 4}, {0, 0, 1, 1, 2, 2, 3, 3});
+                 m.float_initializer("scores", {1, 1, 2}, {0.9f, 0.8f});
+                 ints(m, "max_out", {kMax});
+                 add_node(m, "NonMaxSuppression", {"boxes", "scores", "max_out"});
+               }, 17, false});
   c.push_back({"eye like with k int64 min", "EyeLike", [=](auto& m) {
                  add_node(m, "EyeLike", {"x"}, [](auto& n) { testing::add_int_attr(n, "k", kMin); });
                }, 17, false});
