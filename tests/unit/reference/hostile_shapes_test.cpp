@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <cctype>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <string>
@@ -211,6 +213,18 @@ std::vector<Case> cases() {
 // CPU EP first (it computes window geometry and sizes of its own).
 const std::vector<std::vector<std::string>> kProviderLists = {{"reference"}, {"cpu_onednn", "reference"}};
 
+// With LOOM_HOSTILE_SEED_DIR set, each model is also written there as
+// hostile_<name>.onnx: fuzz/regressions/session_run/ keeps them as seeds
+// (and replays them) for the fuzzers.
+void keep_as_seed(const std::string& name, const std::string& bytes) {
+  const char* dir = std::getenv("LOOM_HOSTILE_SEED_DIR");
+  if (dir == nullptr || *dir == 0) return;
+  std::string file = "hostile_" + name;
+  for (char& ch : file)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  std::ofstream(std::string(dir) + "/" + file + ".onnx", std::ios::binary) << bytes;
+}
+
 // Runs the case at `level`: Ok(empty) when it ran, else the error.
 Status run_case(const Case& c, OptimizationLevel level,
                 const std::vector<std::string>& providers = {"reference"}) {
@@ -218,6 +232,7 @@ Status run_case(const Case& c, OptimizationLevel level,
   m.input("x", TensorProto::FLOAT, {2, 3});
   c.build(m);
   m.output("y", TensorProto::FLOAT, {});
+  keep_as_seed(c.name, m.bytes());
   Config config;
   config.providers = providers;
   config.optimization_level = level;
@@ -288,6 +303,7 @@ TEST(HostileWindows, FailCleanlyOnEveryCpuEp) {
       if (!w.dilations.empty()) testing::add_ints_attr(n, "dilations", w.dilations);
       if (!w.kernel.empty()) testing::add_ints_attr(n, "kernel_shape", w.kernel);
       m.output("y", TensorProto::FLOAT, {-1, -1, -1, -1});
+      keep_as_seed(w.name + " on a graph input", m.bytes());
       Config config;
       config.providers = providers;
       auto env = testing::make_env(config);
