@@ -5,6 +5,7 @@
 #include <queue>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "onnx/op_schemas.h"
 
@@ -88,12 +89,11 @@ class PlanBuilder {
 
  private:
   Expected<std::vector<size_t>> group_order() {
-    LOOM_ASSIGN_OR_RETURN(node_order_, graph_.topological_order());
-    const std::vector<ir::Node*>& nodes = node_order_;
+    LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> nodes, graph_.topological_order());
     std::unordered_map<std::string, size_t> producer_group;
-    std::unordered_map<ir::NodeId, size_t> position;
+    graph_outputs_.insert(graph_.outputs.begin(), graph_.outputs.end());
     for (size_t i = 0; i < nodes.size(); ++i) {
-      position[nodes[i]->id] = i;
+      position_[nodes[i]->id] = i;
       for (const std::string& o : nodes[i]->outputs)
         if (!o.empty()) producer_group[o] = assignment_.group_of.at(nodes[i]->id);
     }
@@ -102,8 +102,9 @@ class PlanBuilder {
     std::vector<size_t> pending(n, 0), first(n, SIZE_MAX);
     for (ir::Node* node : nodes) {
       const size_t g = assignment_.group_of.at(node->id);
-      first[g] = std::min(first[g], position[node->id]);
+      first[g] = std::min(first[g], position_[node->id]);
       for (const std::string& v : ir::values_read(*node)) {
+        readers_[v].push_back(node->id);
         auto it = producer_group.find(v);
         if (it != producer_group.end() && it->second != g && succ[it->second].insert(g).second) ++pending[g];
       }
@@ -160,6 +161,7 @@ class PlanBuilder {
       SlotId s = new_slot(in, SlotKind::kGraphInput, 0);
       value_slot_[in] = s;
       plan_->inputs.emplace_back(in, s);
+      input_slots_.insert(s);
     }
     for (const std::string& in : graph_.inputs) {
       auto init = graph_.initializers.find(in);
@@ -167,6 +169,7 @@ class PlanBuilder {
       if (init != graph_.initializers.end()) plan_->slots[s].constant = &init->second;
       value_slot_[in] = s;
       plan_->inputs.emplace_back(in, s);
+      input_slots_.insert(s);
     }
     for (const auto& [name, t] : graph_.initializers) {
       if (value_slot_.count(name)) continue;
@@ -199,9 +202,7 @@ class PlanBuilder {
     step.inputs = {slot};
     // An initializer that no run may override (not a graph input) is copied
     // once per session rather than every run.
-    step.constant_copy = plan_->slots[slot].kind == SlotKind::kConstant && from == 0 &&
-                         std::none_of(plan_->inputs.begin(), plan_->inputs.end(),
-                                      [&](const auto& in) { return in.second == slot; });
+    step.constant_copy = plan_->slots[slot].kind == SlotKind::kConstant && from == 0 && !input_slots_.count(slot);
     const std::string name = plan_->slots[slot].name + "@" + plugin_host::memory_name(plan_->memories[m].info);
     SlotId dst = new_slot(name, SlotKind::kIntermediate, m);
     plan_->slots[dst].type = plan_->slots[slot].type;
@@ -305,28 +306,32 @@ class PlanBuilder {
 
   Status compile_group(const partition::Group& g, EpInstance& ep, size_t m, Step& step,
                        std::vector<std::string>& outputs) {
-    std::set<ir::NodeId> members(g.nodes.begin(), g.nodes.end());
-    std::set<std::string> produced;
-    std::vector<const ir::Node*> nodes;
-    for (ir::Node* n : node_order_)
-      if (members.count(n->id)) {
-        nodes.push_back(n);
-        for (const std::string& o : n->outputs)
-          if (!o.empty()) produced.insert(o);
-      }
-    std::vector<std::string> inputs;
-    for (const ir::Node* n : nodes)
-      for (const std::string& v : ir::values_read(*n))
-        if (!v.empty() && !produced.count(v) && std::find(inputs.begin(), inputs.end(), v) == inputs.end())
-          inputs.push_back(v);
-    // Outputs: produced inside and needed outside (other nodes or graph outputs).
-    std::set<std::string> needed(graph_.outputs.begin(), graph_.outputs.end());
-    for (const auto& n : graph_.nodes())
-      if (!members.count(n->id))
-        for (const std::string& v : ir::values_read(*n)) needed.insert(v);
+    // Work in the group's size and its outputs' readers, not the graph's: a
+    // graph may hold as many fused groups as nodes.
+    const std::set<ir::NodeId> members(g.nodes.begin(), g.nodes.end());
+    std::vector<const ir::Node*> nodes;  // topological order
+    for (ir::NodeId id : members) nodes.push_back(graph_.find_node(id));
+    std::sort(nodes.begin(), nodes.end(),
+              [&](const ir::Node* a, const ir::Node* b) { return position_.at(a->id) < position_.at(b->id); });
+    std::unordered_set<std::string> produced;
     for (const ir::Node* n : nodes)
       for (const std::string& o : n->outputs)
-        if (!o.empty() && needed.count(o)) outputs.push_back(o);
+        if (!o.empty()) produced.insert(o);
+    std::vector<std::string> inputs;  // first-read order
+    std::unordered_set<std::string> seen;
+    for (const ir::Node* n : nodes)
+      for (const std::string& v : ir::values_read(*n))
+        if (!v.empty() && !produced.count(v) && seen.insert(v).second) inputs.push_back(v);
+    // Outputs: produced inside and needed outside (other nodes or graph outputs).
+    auto needed = [&](const std::string& o) {
+      auto r = readers_.find(o);
+      return graph_outputs_.count(o) > 0 ||
+             (r != readers_.end() &&
+              std::any_of(r->second.begin(), r->second.end(), [&](ir::NodeId id) { return !members.count(id); }));
+    };
+    for (const ir::Node* n : nodes)
+      for (const std::string& o : n->outputs)
+        if (!o.empty() && needed(o)) outputs.push_back(o);
     step.kind = StepKind::kPartition;
     step.label = "fused partition of " + std::to_string(nodes.size()) + " node(s) starting at " +
                  nodes.front()->label() + " on '" + ep.name() + "'";
@@ -472,10 +477,15 @@ class PlanBuilder {
   const PlanOptions& options_;
   std::unique_ptr<ExecutionPlan> plan_;
   std::unordered_map<ir::NodeId, const LOOM_NodeView*> views_;
-  std::vector<ir::Node*> node_order_;  // topological, computed once by group_order()
+  // From group_order(): each node's place in a topological order, the nodes
+  // reading each value (inputs and captures) and the graph outputs.
+  std::unordered_map<ir::NodeId, size_t> position_;
+  std::unordered_map<std::string, std::vector<ir::NodeId>> readers_;
+  std::unordered_set<std::string> graph_outputs_;
   std::vector<int> memory_owner_;  // per memory kind: EP index owning it (-1 host)
   std::vector<size_t> stream_of_ep_;  // per EP: its stream once it has one (SIZE_MAX before)
   std::unordered_map<std::string, SlotId> value_slot_;
+  std::unordered_set<SlotId> input_slots_;  // the slots in plan_->inputs
   std::map<std::pair<SlotId, size_t>, SlotId> copies_;
   std::vector<std::pair<size_t, SlotId>> extra_reads_;
 };

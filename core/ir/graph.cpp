@@ -1,8 +1,11 @@
 #include "ir/graph.h"
 
 #include <algorithm>
+#include <functional>
 #include <queue>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace loom::ir {
 
@@ -29,19 +32,21 @@ std::string Node::label() const {
 Node& Graph::add_node(Node node) {
   node.id = next_id_++;
   nodes_.push_back(std::make_unique<Node>(std::move(node)));
+  by_id_[nodes_.back()->id] = nodes_.back().get();
   return *nodes_.back();
 }
 
 void Graph::remove_nodes(const std::set<NodeId>& ids) {
+  if (ids.empty()) return;
+  for (NodeId id : ids) by_id_.erase(id);
   nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(),
                               [&](const std::unique_ptr<Node>& n) { return ids.count(n->id) > 0; }),
                nodes_.end());
 }
 
 Node* Graph::find_node(NodeId id) const {
-  for (const auto& n : nodes_)
-    if (n->id == id) return n.get();
-  return nullptr;
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : it->second;
 }
 
 const ValueType* Graph::type_of(const std::string& value) const {
@@ -60,68 +65,78 @@ bool Graph::is_graph_output(const std::string& value) const {
   return std::find(outputs.begin(), outputs.end(), value) != outputs.end();
 }
 
+// Linear in the graph (hash lookups by name, nodes by index): every pass
+// and the partitioner call it.
 Expected<std::vector<Node*>> Graph::topological_order() const {
-  std::unordered_map<std::string, Node*> producer;
-  for (const auto& n : nodes_)
-    for (const std::string& o : n->outputs)
+  const size_t count = nodes_.size();
+  std::unordered_map<std::string_view, size_t> producer;  // value -> index in nodes_
+  producer.reserve(count * 2);
+  for (size_t i = 0; i < count; ++i)
+    for (const std::string& o : nodes_[i]->outputs)
       if (!o.empty()) {
-        if (producer.count(o))
-          return invalid_graph("value '" + o + "' is produced by both node " + producer[o]->label() +
-                               " and node " + n->label());
-        producer[o] = n.get();
+        auto [it, inserted] = producer.emplace(o, i);
+        if (!inserted)
+          return invalid_graph("value '" + o + "' is produced by both node " + nodes_[it->second]->label() +
+                               " and node " + nodes_[i]->label());
       }
   // Values available without a producer in this graph.
+  const std::unordered_set<std::string_view> graph_inputs(inputs.begin(), inputs.end());
   auto available_outside = [&](const std::string& v) {
-    if (v.empty() || initializers.count(v) || is_graph_input(v)) return true;
+    if (v.empty() || initializers.count(v) || graph_inputs.count(v)) return true;
     for (const Graph* g = parent; g != nullptr; g = g->parent)
       if (g->initializers.count(v) || g->is_graph_input(v) || g->value_types.count(v)) return true;
     return false;
   };
-  std::unordered_map<const Node*, size_t> pending;
-  std::unordered_map<const Node*, std::vector<Node*>> consumers;
-  std::vector<Node*> ready;
-  for (const auto& n : nodes_) {
-    size_t count = 0;
-    std::set<const Node*> seen;
+  // Edges producer -> consumer, each once per pair.
+  std::vector<std::pair<size_t, size_t>> edges;
+  std::vector<size_t> pending(count, 0);
+  std::vector<size_t> last_reader(count, SIZE_MAX);  // per producer: the last node counted as its reader
+  for (size_t i = 0; i < count; ++i) {
+    const Node& n = *nodes_[i];
     auto depend = [&](const std::string& v) {
       auto it = producer.find(v);
       if (it == producer.end()) return Status::ok();
-      if (it->second == n.get())
-        return invalid_graph("node " + n->label() + " consumes its own output '" + v + "'");
-      if (seen.insert(it->second).second) {
-        ++count;
-        consumers[it->second].push_back(n.get());
+      if (it->second == i) return invalid_graph("node " + n.label() + " consumes its own output '" + v + "'");
+      if (last_reader[it->second] != i) {
+        last_reader[it->second] = i;
+        ++pending[i];
+        edges.emplace_back(it->second, i);
       }
       return Status::ok();
     };
-    for (const std::string& v : n->inputs) {
+    for (const std::string& v : n.inputs) {
       if (!producer.count(v) && !available_outside(v))
-        return invalid_graph("node " + n->label() + " reads value '" + v +
+        return invalid_graph("node " + n.label() + " reads value '" + v +
                              "' which is neither a graph input, an initializer nor any node's output");
       LOOM_RETURN_IF_ERROR(depend(v));
     }
     // Subgraph bodies capture outer values: they are inputs of this node too.
-    for (const std::string& v : captured_values(*n)) LOOM_RETURN_IF_ERROR(depend(v));
-    pending[n.get()] = count;
-    if (count == 0) ready.push_back(n.get());
+    for (const std::string& v : captured_values(n)) LOOM_RETURN_IF_ERROR(depend(v));
   }
-  std::vector<Node*> order;
+  // Consumers of each node in edge order (a counting sort of the edges).
+  std::vector<size_t> first_consumer(count + 1, 0), consumers(edges.size());
+  for (const auto& [from, to] : edges) ++first_consumer[from + 1];
+  for (size_t i = 0; i < count; ++i) first_consumer[i + 1] += first_consumer[i];
+  {
+    std::vector<size_t> next(first_consumer.begin(), first_consumer.end() - 1);
+    for (const auto& [from, to] : edges) consumers[next[from]++] = to;
+  }
   // Keep the model's own order among ready nodes (stable, readable plans).
-  std::unordered_map<const Node*, size_t> position;
-  for (size_t i = 0; i < nodes_.size(); ++i) position[nodes_[i].get()] = i;
-  auto later = [&](Node* a, Node* b) { return position[a] > position[b]; };
-  std::priority_queue<Node*, std::vector<Node*>, decltype(later)> queue(later, ready);
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> queue;
+  for (size_t i = 0; i < count; ++i)
+    if (pending[i] == 0) queue.push(i);
+  std::vector<Node*> order;
+  order.reserve(count);
   while (!queue.empty()) {
-    Node* n = queue.top();
+    const size_t i = queue.top();
     queue.pop();
-    order.push_back(n);
-    for (Node* c : consumers[n])
-      if (--pending[c] == 0) queue.push(c);
+    order.push_back(nodes_[i].get());
+    for (size_t k = first_consumer[i]; k < first_consumer[i + 1]; ++k)
+      if (--pending[consumers[k]] == 0) queue.push(consumers[k]);
   }
-  if (order.size() != nodes_.size()) {
-    for (const auto& n : nodes_)
-      if (pending[n.get()] != 0)
-        return invalid_graph("graph '" + name + "' has a cycle through node " + n->label());
+  if (order.size() != count) {
+    for (size_t i = 0; i < count; ++i)
+      if (pending[i] != 0) return invalid_graph("graph '" + name + "' has a cycle through node " + nodes_[i]->label());
   }
   return order;
 }

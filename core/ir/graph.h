@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/node.h"
@@ -34,9 +35,12 @@ class Graph {
 
   // Adds a node and assigns its id.
   Node& add_node(Node node);
-  // Removes the nodes with these ids (others keep their ids).
+  // Removes the nodes with these ids (others keep their ids and order); one
+  // pass over the nodes however many are removed.
   void remove_nodes(const std::set<NodeId>& ids);
   const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  // The node with this id, or NULL: a hash lookup (callers may ask once per
+  // node, so this must not scan). Node ids never change after add_node.
   Node* find_node(NodeId id) const;
 
   const ValueType* type_of(const std::string& value) const;
@@ -54,6 +58,8 @@ class Graph {
 
  private:
   std::vector<std::unique_ptr<Node>> nodes_;
+  // id -> node, for every node in nodes_ (kept by add_node / remove_nodes).
+  std::unordered_map<NodeId, Node*> by_id_;
   NodeId next_id_ = 0;
 };
 

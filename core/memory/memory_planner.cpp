@@ -1,24 +1,28 @@
 #include "memory/memory_planner.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <set>
 
 namespace loom::memory {
 namespace {
 
 int64_t align_up(int64_t n) { return (n + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment; }
 
-// Free space inside [0, end) as offset -> size, adjacent blocks merged.
+// Free space inside [0, end) as offset -> size, adjacent blocks merged, also
+// ordered by (size, offset) so the best fit is a lookup, not a scan (a plan
+// may hold as many free blocks as the graph has values).
 class FreeList {
  public:
+  // The smallest block that fits (the lowest offset among equals), else
+  // the arena's end, grown.
   int64_t take(int64_t bytes, int64_t& end) {
-    auto best = blocks_.end();
-    for (auto it = blocks_.begin(); it != blocks_.end(); ++it)
-      if (it->second >= bytes && (best == blocks_.end() || it->second < best->second)) best = it;
-    if (best != blocks_.end()) {
-      const int64_t off = best->first, size = best->second;
-      blocks_.erase(best);
-      if (size > bytes) blocks_[off + bytes] = size - bytes;
+    auto best = by_size_.lower_bound({bytes, std::numeric_limits<int64_t>::min()});
+    if (best != by_size_.end()) {
+      const int64_t size = best->first, off = best->second;
+      erase(off);
+      if (size > bytes) insert(off + bytes, size - bytes);
       return off;
     }
     // Grow the arena, extending a free block that touches the end if any.
@@ -26,7 +30,7 @@ class FreeList {
       auto last = std::prev(blocks_.end());
       if (last->first + last->second == end) {
         const int64_t off = last->first;
-        blocks_.erase(last);
+        erase(off);
         end = off + bytes;
         return off;
       }
@@ -36,23 +40,36 @@ class FreeList {
     return off;
   }
   void give(int64_t off, int64_t bytes) {
-    auto it = blocks_.emplace(off, bytes).first;
-    auto next = std::next(it);
-    if (next != blocks_.end() && it->first + it->second == next->first) {
-      it->second += next->second;
-      blocks_.erase(next);
+    auto next = blocks_.lower_bound(off);
+    if (next != blocks_.end() && off + bytes == next->first) {
+      bytes += next->second;
+      erase(next->first);
     }
-    if (it != blocks_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first + prev->second == it->first) {
-        prev->second += it->second;
-        blocks_.erase(it);
+    auto after = blocks_.lower_bound(off);
+    if (after != blocks_.begin()) {
+      auto prev = std::prev(after);
+      if (prev->first + prev->second == off) {
+        off = prev->first;
+        bytes += prev->second;
+        erase(off);
       }
     }
+    insert(off, bytes);
   }
 
  private:
-  std::map<int64_t, int64_t> blocks_;
+  void insert(int64_t off, int64_t bytes) {
+    blocks_.emplace(off, bytes);
+    by_size_.emplace(bytes, off);
+  }
+  void erase(int64_t off) {
+    auto it = blocks_.find(off);
+    by_size_.erase({it->second, off});
+    blocks_.erase(it);
+  }
+
+  std::map<int64_t, int64_t> blocks_;            // offset -> size
+  std::set<std::pair<int64_t, int64_t>> by_size_;  // (size, offset)
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <unordered_set>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -154,6 +155,7 @@ class GraphConverter {
     for (const auto& vi : gp.value_info())
       if (vi.has_type() && !g->value_types.count(vi.name())) g->value_types[vi.name()] = value_type_from_proto(vi.type());
     // limits.max_nodes was checked on the bytes, before parsing (check_model_census).
+    const std::unordered_set<std::string> graph_inputs(g->inputs.begin(), g->inputs.end());  // hashed: per node output
     for (auto& np : *gp.mutable_node()) {
       ir::Node n;
       n.name = np.name();
@@ -181,7 +183,7 @@ class GraphConverter {
       // an initializer (two nodes writing one value is refused when the
       // graph is ordered).
       for (const std::string& o : added.outputs)
-        if (!o.empty() && (g->initializers.count(o) || g->is_graph_input(o)))
+        if (!o.empty() && (g->initializers.count(o) || graph_inputs.count(o)))
           return invalid_graph("node " + added.label() + " writes value '" + o + "', which is already " +
                                (g->initializers.count(o) ? "an initializer" : "a graph input"));
     }

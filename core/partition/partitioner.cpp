@@ -82,36 +82,29 @@ class Partitioner {
     args.sink = &sink;
     Status st = plugin_host::from_abi(ep.ep()->get_capability(ep.ep()->state, &args));
     if (!st) return st.with_context("provider '" + ep.name() + "': get_capability");
+    // Fused sets are first checked for cycles all at once, which is linear:
+    // creates_cycle walks the graph below a set, so checking each claim of
+    // an EP that claims many sets would be quadratic. Only when the sets
+    // together do make a cycle are the claims taken again one by one,
+    // dropping those that close one. Both ways keep the same claims when
+    // there is no cycle: if contracting every accepted set leaves the graph
+    // acyclic, contracting any of them does too.
     std::set<ir::NodeId> claimed;
-    for (const plugin_host::Claim& c : sink.claims) {
-      std::string problem;
-      for (uint64_t id : c.node_ids) {
-        if (!unassigned_.count(id)) problem = "node id " + std::to_string(id) + " is not offered to this EP";
-        else if (claimed.count(id)) problem = "overlaps an earlier claim of this EP";
-      }
-      if (problem.empty() && c.kind == LOOM_CLAIM_FUSED && !ep.can_compile())
-        problem = "fused claim from an EP without a compile slot";
-      const LOOM_KernelDef* kernel = nullptr;
-      bool fused = c.kind == LOOM_CLAIM_FUSED;
-      if (problem.empty() && c.kind == LOOM_CLAIM_KERNEL) {
-        const ir::Node& n = *graph_.find_node(c.node_ids[0]);
-        std::string why;
-        kernel = ep.kernels().empty() ? nullptr : find_kernel(ep, graph_, n, &why);
-        if (kernel == nullptr) {
-          if (ep.can_compile()) fused = true;  // a single-node partition
-          else problem = "claimed without a matching kernel (" + why + ")";
-        }
-      }
-      if (problem.empty() && fused && c.node_ids.size() > 1 && creates_cycle(c.node_ids))
-        problem = "fused set would create a cycle between partitions";
-      if (!problem.empty()) {
-        log::logger()->warn("provider '{}': claim dropped: {}", ep.name(), problem);
-        for (uint64_t id : c.node_ids)
-          if (unassigned_.count(id)) said_[id].push_back(ep.name() + ": claim dropped (" + problem + ")");
-        continue;
-      }
-      add_group(e, fused, std::vector<ir::NodeId>(c.node_ids.begin(), c.node_ids.end()), kernel, c.reason);
-      for (uint64_t id : c.node_ids) claimed.insert(id);
+    std::vector<std::pair<const plugin_host::Claim*, std::string>> dropped;
+    const size_t groups_before = out_.groups.size();
+    take_claims(e, sink, false, claimed, dropped);
+    if (!contracted_graph_acyclic()) {
+      for (size_t g = groups_before; g < out_.groups.size(); ++g)
+        for (ir::NodeId id : out_.groups[g].nodes) out_.group_of.erase(id);
+      out_.groups.resize(groups_before);
+      claimed.clear();
+      dropped.clear();
+      take_claims(e, sink, true, claimed, dropped);
+    }
+    for (const auto& [c, problem] : dropped) {
+      log::logger()->warn("provider '{}': claim dropped: {}", ep.name(), problem);
+      for (uint64_t id : c->node_ids)
+        if (unassigned_.count(id)) said_[id].push_back(ep.name() + ": claim dropped (" + problem + ")");
     }
     // Custom-op nodes the EP left: through the custom-op kernels it was
     // given, as a kernel EP would take them.
@@ -131,6 +124,74 @@ class Partitioner {
     }
     for (ir::NodeId id : claimed) unassigned_.erase(id);
     return Status::ok();
+  }
+
+  // Accepts EP e's claims in order (add_group), collecting the dropped ones
+  // with their reasons; `check_cycles`: drop a fused set that would close a
+  // cycle (else the caller checks all sets together).
+  void take_claims(size_t e, const LOOM_ClaimSink& sink, bool check_cycles, std::set<ir::NodeId>& claimed,
+                   std::vector<std::pair<const plugin_host::Claim*, std::string>>& dropped) {
+    plugin_host::EpInstance& ep = *in_.eps[e];
+    for (const plugin_host::Claim& c : sink.claims) {
+      std::string problem;
+      for (uint64_t id : c.node_ids) {
+        if (!unassigned_.count(id)) problem = "node id " + std::to_string(id) + " is not offered to this EP";
+        else if (claimed.count(id)) problem = "overlaps an earlier claim of this EP";
+      }
+      if (problem.empty() && c.kind == LOOM_CLAIM_FUSED && !ep.can_compile())
+        problem = "fused claim from an EP without a compile slot";
+      const LOOM_KernelDef* kernel = nullptr;
+      bool fused = c.kind == LOOM_CLAIM_FUSED;
+      if (problem.empty() && c.kind == LOOM_CLAIM_KERNEL) {
+        const ir::Node& n = *graph_.find_node(c.node_ids[0]);
+        std::string why;
+        kernel = ep.kernels().empty() ? nullptr : find_kernel(ep, graph_, n, &why);
+        if (kernel == nullptr) {
+          if (ep.can_compile()) fused = true;  // a single-node partition
+          else problem = "claimed without a matching kernel (" + why + ")";
+        }
+      }
+      if (check_cycles && problem.empty() && fused && c.node_ids.size() > 1 && creates_cycle(c.node_ids))
+        problem = "fused set would create a cycle between partitions";
+      if (!problem.empty()) {
+        dropped.emplace_back(&c, problem);
+        continue;
+      }
+      add_group(e, fused, std::vector<ir::NodeId>(c.node_ids.begin(), c.node_ids.end()), kernel, c.reason);
+      for (uint64_t id : c.node_ids) claimed.insert(id);
+    }
+  }
+
+  // Whether the graph with every fused group contracted to one node is
+  // acyclic (Kahn's algorithm over the contracted edges).
+  bool contracted_graph_acyclic() const {
+    std::unordered_map<ir::NodeId, size_t> unit;  // node -> its group's unit, or its own
+    size_t units = out_.groups.size();
+    for (const auto& n : graph_.nodes()) {
+      auto g = out_.group_of.find(n->id);
+      unit[n->id] = g != out_.group_of.end() && out_.groups[g->second].fused ? g->second : units++;
+    }
+    std::vector<std::vector<size_t>> next(units);
+    std::vector<size_t> pending(units, 0);
+    for (const auto& [from, to] : edges_.consumers)
+      for (ir::NodeId c : to) {
+        const size_t a = unit.at(from), b = unit.at(c);
+        if (a == b) continue;
+        next[a].push_back(b);
+        ++pending[b];
+      }
+    std::vector<size_t> ready;
+    for (size_t u = 0; u < units; ++u)
+      if (pending[u] == 0) ready.push_back(u);
+    size_t done = 0;
+    while (!ready.empty()) {
+      const size_t u = ready.back();
+      ready.pop_back();
+      ++done;
+      for (size_t v : next[u])
+        if (--pending[v] == 0) ready.push_back(v);
+    }
+    return done == units;
   }
 
   // True if contracting `set` (with existing fused groups contracted too)

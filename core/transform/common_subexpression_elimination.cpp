@@ -15,7 +15,9 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/logging.h"
 #include "transform/graph_patch.h"
@@ -112,7 +114,9 @@ class CommonSubexpressionElimination : public Pass {
   Status run(ir::Graph& graph, PassContext& ctx, bool* changed) override {
     std::unordered_map<std::string, std::string> canon;  // merged value -> kept value
     GraphPatch patch(graph, name());
-    merge_initializers(graph, patch, canon);
+    // Hashed once: a graph may have as many outputs (and inputs) as nodes.
+    const std::unordered_set<std::string_view> outputs(graph.outputs.begin(), graph.outputs.end());
+    merge_initializers(graph, outputs, patch, canon);
     LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph.topological_order());
     std::unordered_map<std::string, const ir::Node*> first;
     for (ir::Node* n : order) {
@@ -120,7 +124,7 @@ class CommonSubexpressionElimination : public Pass {
       if (!key) continue;
       // An Identity naming a graph output would only be replaced by another
       // (graph outputs keep their names), round after round.
-      if (n->op_type == "Identity" && graph.is_graph_output(n->outputs[0])) {
+      if (n->op_type == "Identity" && outputs.count(n->outputs[0])) {
         first.emplace(*key, n);
         continue;
       }
@@ -145,8 +149,9 @@ class CommonSubexpressionElimination : public Pass {
   }
 
  private:
-  static void merge_initializers(const ir::Graph& graph, GraphPatch& patch,
-                                 std::unordered_map<std::string, std::string>& canon) {
+  static void merge_initializers(const ir::Graph& graph, const std::unordered_set<std::string_view>& outputs,
+                                 GraphPatch& patch, std::unordered_map<std::string, std::string>& canon) {
+    const std::unordered_set<std::string_view> inputs(graph.inputs.begin(), graph.inputs.end());
     std::set<std::string> read;  // only initializers something reads need merging
     for (const auto& n : graph.nodes())
       for (const std::string& v : n->inputs) read.insert(v);
@@ -154,7 +159,7 @@ class CommonSubexpressionElimination : public Pass {
     std::vector<std::pair<std::string, std::string>> merges;  // (duplicate, kept)
     for (const auto& [name, t] : graph.initializers) {
       if (t.byte_size() > kMaxMergedInitializerBytes || (t.is_string() && t.element_count() > 64)) continue;
-      if (graph.is_graph_input(name) || graph.is_graph_output(name)) continue;
+      if (inputs.count(name) || outputs.count(name)) continue;
       std::string key;
       put_tensor(key, t);
       auto [it, inserted] = first.emplace(key, name);

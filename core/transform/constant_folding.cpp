@@ -26,9 +26,11 @@ class ConstantFolding : public Pass {
   Status run(ir::Graph& graph, PassContext& ctx, bool* changed) override {
     if (!ctx.evaluate) return Status::ok();
     LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, graph.topological_order());
+    // Looked up per node: a model may list every initializer as an input.
+    const std::set<std::string> inputs(graph.inputs.begin(), graph.inputs.end());
     std::set<ir::NodeId> folded;
     for (ir::Node* n : order) {
-      if (!foldable(graph, *n)) continue;
+      if (!foldable(graph, inputs, *n)) continue;
       if (const std::shared_ptr<Tensor>& value = constant_tensor(*n)) {
         become_initializer(graph, n->outputs[0], *value);
         folded.insert(n->id);
@@ -70,7 +72,7 @@ class ConstantFolding : public Pass {
     graph.initializers[value] = t;
   }
 
-  static bool foldable(const ir::Graph& graph, const ir::Node& n) {
+  static bool foldable(const ir::Graph& graph, const std::set<std::string>& graph_inputs, const ir::Node& n) {
     if (kNeverFold.count(n.op_type) || n.outputs.empty()) return false;
     for (const ir::Attribute& a : n.attributes)
       if (a.graph || !a.graphs.empty()) return false;
@@ -78,7 +80,7 @@ class ConstantFolding : public Pass {
       if (!in.empty() && !graph.is_initializer(in)) return false;
     // A graph input that is also an initializer may be overridden at run time.
     for (const std::string& in : n.inputs)
-      if (!in.empty() && graph.is_graph_input(in)) return false;
+      if (!in.empty() && graph_inputs.count(in)) return false;
     return true;
   }
 };

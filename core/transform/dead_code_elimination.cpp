@@ -28,8 +28,10 @@ class DeadCodeElimination : public Pass {
       for (const std::string& v : ir::values_read(n)) live.insert(v);
     }
     std::vector<std::string> unused;
+    // Looked up per initializer: a model may list every initializer as an input.
+    const std::set<std::string> inputs(graph.inputs.begin(), graph.inputs.end());
     for (const auto& [name, t] : graph.initializers)
-      if (!live.count(name) && !graph.is_graph_input(name)) unused.push_back(name);
+      if (!live.count(name) && !inputs.count(name)) unused.push_back(name);
     for (const std::string& name : unused) graph.initializers.erase(name);
     if (!dead.empty()) graph.remove_nodes(dead);
     *changed = !dead.empty() || !unused.empty();

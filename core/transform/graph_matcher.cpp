@@ -16,11 +16,17 @@ std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, const std::
   return std::nullopt;
 }
 
-GraphMatcher::GraphMatcher(const ir::Graph& graph) : graph_(graph) {
-  producer_.reserve(graph.nodes().size() * 2);
-  consumers_.reserve(graph.nodes().size() * 2);
+GraphMatcher::GraphMatcher(const ir::Graph& graph) : graph_(graph) {}
+
+void GraphMatcher::index() const {
+  if (indexed_) return;
+  indexed_ = true;
+  producer_.reserve(graph_.nodes().size() * 2);
+  consumers_.reserve(graph_.nodes().size() * 2);
+  graph_inputs_.insert(graph_.inputs.begin(), graph_.inputs.end());
+  graph_outputs_.insert(graph_.outputs.begin(), graph_.outputs.end());
   std::vector<std::string_view> read;
-  for (const auto& n : graph.nodes()) {
+  for (const auto& n : graph_.nodes()) {
     for (const std::string& o : n->outputs)
       if (!o.empty()) producer_[o] = n.get();
     read.assign(n->inputs.begin(), n->inputs.end());
@@ -33,19 +39,26 @@ GraphMatcher::GraphMatcher(const ir::Graph& graph) : graph_(graph) {
 }
 
 const ir::Node* GraphMatcher::producer(const std::string& value) const {
+  index();
   auto it = producer_.find(value);
   return it == producer_.end() ? nullptr : it->second;
 }
 
 const std::vector<const ir::Node*>& GraphMatcher::consumers(const std::string& value) const {
   static const std::vector<const ir::Node*> kNone;
+  index();
   auto it = consumers_.find(value);
   return it == consumers_.end() ? kNone : it->second;
 }
 
+bool GraphMatcher::is_graph_input(const std::string& value) const {
+  index();
+  return graph_inputs_.count(value) > 0;
+}
+
 const ir::Node* GraphMatcher::sole_consumer(const std::string& value) const {
-  if (graph_.is_graph_output(value)) return nullptr;
-  const auto& c = consumers(value);
+  const auto& c = consumers(value);  // indexes graph_outputs_ too
+  if (graph_outputs_.count(value)) return nullptr;
   return c.size() == 1 ? c[0] : nullptr;
 }
 
@@ -60,7 +73,7 @@ bool GraphMatcher::is_float(const std::string& value) const {
 
 std::optional<std::vector<float>> GraphMatcher::float_constant(const std::string& value) const {
   auto it = graph_.initializers.find(value);
-  if (it == graph_.initializers.end() || graph_.is_graph_input(value) || it->second.dtype() != DType::kFloat)
+  if (it == graph_.initializers.end() || is_graph_input(value) || it->second.dtype() != DType::kFloat)
     return std::nullopt;
   const float* d = it->second.data_as<float>();
   return std::vector<float>(d, d + it->second.element_count());
@@ -96,7 +109,7 @@ std::optional<std::pair<float, float>> GraphMatcher::clip_bounds(const ir::Node&
 
 std::optional<Dims> GraphMatcher::constant_dims(const std::string& value) const {
   auto it = graph_.initializers.find(value);
-  if (it == graph_.initializers.end() || graph_.is_graph_input(value)) return std::nullopt;
+  if (it == graph_.initializers.end() || is_graph_input(value)) return std::nullopt;
   return it->second.dims();
 }
 
@@ -136,7 +149,7 @@ std::string GraphMatcher::vector_operand(const ir::Node& n, const std::string& o
 std::optional<GraphMatcher::BiasAdd> GraphMatcher::bias_add(const std::string& x,
                                                              const std::set<ir::NodeId>& pattern) const {
   const ir::Node* add = producer(x);
-  if (!add || graph_.is_graph_output(x) || !is(*add, "Add", 2)) return std::nullopt;
+  if (!add || graph_outputs_.count(x) || !is(*add, "Add", 2)) return std::nullopt;  // producer() indexed it
   for (const ir::Node* c : consumers(x))
     if (!pattern.count(c->id)) return std::nullopt;
   for (size_t k = 0; k < 2; ++k) {

@@ -1,7 +1,8 @@
 // Read-only queries for pattern-matching passes over an ir::Graph: who
 // produces and who reads a value, constants, and the small predicates
-// fusions are written with. Built once per pass run; stale after edits, and
-// not to be queried after any: its index holds views of the nodes' names.
+// fusions are written with. Built once per pass run (its index on first
+// use); stale after edits, and not to be queried after any: its index holds
+// views of the nodes' names.
 #pragma once
 
 #include <optional>
@@ -9,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/graph.h"
@@ -72,12 +74,19 @@ class GraphMatcher {
   // Values of a float Constant node's output (value or value_float).
   std::optional<std::vector<float>> constant_node_floats(const std::string& value) const;
 
+  // Indexes the graph on the first producer / consumers query, so a pass
+  // whose matches all fail on the op type alone costs no index.
+  void index() const;
+  bool is_graph_input(const std::string& value) const;
+
   const ir::Graph& graph_;
   // Keyed by views of the nodes' own strings (no copy of every name per pass
   // run), and of captured_ for values subgraphs read from outside.
-  std::set<std::string> captured_;
-  std::unordered_map<std::string_view, const ir::Node*> producer_;
-  std::unordered_map<std::string_view, std::vector<const ir::Node*>> consumers_;
+  mutable bool indexed_ = false;
+  mutable std::set<std::string> captured_;
+  mutable std::unordered_map<std::string_view, const ir::Node*> producer_;
+  mutable std::unordered_map<std::string_view, std::vector<const ir::Node*>> consumers_;
+  mutable std::unordered_set<std::string_view> graph_inputs_, graph_outputs_;
 };
 
 }  // namespace loom::transform

@@ -17,6 +17,23 @@ bool defined_outside(const ir::Graph& g, const std::string& v) {
 
 GraphPatch::GraphPatch(ir::Graph& graph, std::string why) : graph_(graph), why_(std::move(why)) {}
 
+void GraphPatch::index_inputs_outputs() {
+  if (inputs_outputs_indexed_) return;
+  inputs_outputs_indexed_ = true;
+  input_names_.insert(graph_.inputs.begin(), graph_.inputs.end());
+  output_names_.insert(graph_.outputs.begin(), graph_.outputs.end());
+}
+
+bool GraphPatch::is_input(const std::string& v) {
+  index_inputs_outputs();
+  return input_names_.count(v) > 0;
+}
+
+bool GraphPatch::is_output(const std::string& v) {
+  index_inputs_outputs();
+  return output_names_.count(v) > 0;
+}
+
 std::string GraphPatch::fresh_name(const std::string& hint) {
   if (!names_indexed_) {
     graph_outputs_.reserve(graph_.nodes().size() * 2);
@@ -26,7 +43,7 @@ std::string GraphPatch::fresh_name(const std::string& hint) {
   }
   auto taken = [&](const std::string& n) {
     return graph_outputs_.count(n) || names_taken_.count(n) || graph_.initializers.count(n) || graph_.value_types.count(n) ||
-           graph_.is_graph_input(n) || graph_.is_graph_output(n);
+           is_input(n) || is_output(n);
   };
   std::string name = hint;
   for (int k = 1; taken(name); ++k) name = hint + "_" + std::to_string(k);
@@ -83,7 +100,7 @@ Status GraphPatch::commit() {
   std::unordered_map<std::string, std::string> redirect;
   for (const auto& [from, to] : replaced_) {
     redirect[from] = to;
-    if (graph_.is_graph_output(from)) {
+    if (is_output(from)) {
       ir::Node id;
       id.op_type = "Identity";
       id.opset = graph_.opsets.count("") ? graph_.opsets.at("") : 1;
@@ -146,13 +163,13 @@ Status GraphPatch::commit() {
       if (o.empty()) continue;
       if (!producer.emplace(o, i).second) return reject("value '" + o + "' would have two producers");
       if (views[i].original == kNew &&
-          (graph_.initializers.count(o) || initializers_.count(o) || graph_.is_graph_input(o)))
+          (graph_.initializers.count(o) || initializers_.count(o) || is_input(o)))
         return reject("node " + views[i].node->label() + " would overwrite input or initializer '" + o + "'");
     }
   // Defined other than by a node: an initializer, a graph input or a value
   // of an enclosing graph.
   auto defined_elsewhere = [&](const std::string& v) {
-    return v.empty() || graph_.initializers.count(v) || initializers_.count(v) || graph_.is_graph_input(v) ||
+    return v.empty() || graph_.initializers.count(v) || initializers_.count(v) || is_input(v) ||
            defined_outside(graph_, v);
   };
   // The dependency edges (producer view, reader view), then Kahn's

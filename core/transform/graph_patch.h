@@ -67,6 +67,14 @@ class GraphPatch {
   std::unordered_set<std::string_view> graph_outputs_;
   std::set<std::string> names_taken_;
   bool names_indexed_ = false;
+  // The graph's inputs and outputs, hashed on first use (a graph may have
+  // as many as nodes; a patch asks about each value it redirects or reads).
+  // Views of the graph's names: passes never change its inputs or outputs.
+  bool is_input(const std::string& v);
+  bool is_output(const std::string& v);
+  void index_inputs_outputs();
+  std::unordered_set<std::string_view> input_names_, output_names_;
+  bool inputs_outputs_indexed_ = false;
 };
 
 }  // namespace loom::transform

@@ -28,6 +28,88 @@ std::vector<size_t> topological_order(const std::vector<NodeSpec>& nodes,
   return order;
 }
 
+// The grouping state and the reachability questions the acyclicity rule
+// asks. Node v may join the group G of a producer unless another producer q
+// of v, not in G, is reachable from a member of G (the path G -> q -> v
+// leaves G and comes back). Each question is a backward search from q that
+// stops at G's members and never goes above G's first node in topological
+// order, so the usual graph (chains, fans into a Concat or Sum) answers in a
+// few steps. Searches share a budget linear in the graph's size: once it is
+// spent every question answers "reachable", which only starts more groups
+// (never a cycle), so no graph makes grouping quadratic.
+class Grouper {
+ public:
+  Grouper(const GroupingInput& in, std::vector<std::vector<size_t>> producers)
+      : in_(in), producers_(std::move(producers)), position_(in.nodes.size(), 0), group_(in.nodes.size(), kNoGroup),
+        seen_(in.nodes.size(), 0), budget_(64 * in.nodes.size() + (size_t{1} << 20)) {}
+
+  std::vector<std::vector<size_t>> run() {
+    const std::vector<size_t> order = topological_order(in_.nodes, producers_);
+    for (size_t k = 0; k < order.size(); ++k) position_[order[k]] = k;
+    for (size_t v : order) {
+      if (in_.verdicts[v].role == OpRole::kUnsupported) continue;
+      int chosen = kNoGroup;
+      for (size_t p : producers_[v]) {
+        if (budget_ == 0) break;
+        const int g = group_[p];
+        if (g != kNoGroup && may_join(v, g)) {
+          chosen = g;
+          break;
+        }
+      }
+      if (chosen == kNoGroup) {
+        chosen = static_cast<int>(groups_.size());
+        groups_.emplace_back();
+        first_.push_back(position_[v]);
+      }
+      group_[v] = chosen;
+      groups_[chosen].push_back(v);
+    }
+    return std::move(groups_);
+  }
+
+ private:
+  // No producer of v outside group g is reachable from g.
+  bool may_join(size_t v, int g) {
+    for (size_t q : producers_[v])
+      if (group_[q] != g && reachable_from(g, q)) return false;
+    return true;
+  }
+
+  // Some member of group g reaches node q (q not in g); conservatively true
+  // once the search budget is spent.
+  bool reachable_from(int g, size_t q) {
+    ++stamp_;
+    stack_.assign(1, q);
+    seen_[q] = stamp_;
+    while (!stack_.empty()) {
+      const size_t w = stack_.back();
+      stack_.pop_back();
+      for (size_t p : producers_[w]) {
+        if (budget_ == 0) return true;
+        --budget_;
+        if (group_[p] == g) return true;
+        // Nodes before g's first member cannot be reached from g.
+        if (position_[p] < first_[g] || seen_[p] == stamp_) continue;
+        seen_[p] = stamp_;
+        stack_.push_back(p);
+      }
+    }
+    return false;
+  }
+
+  const GroupingInput& in_;
+  const std::vector<std::vector<size_t>> producers_;  // distinct producers of each node, ascending
+  std::vector<size_t> position_;                      // per node: its index in the topological order
+  std::vector<int> group_;                            // per node: its group, or kNoGroup
+  std::vector<std::vector<size_t>> groups_;           // members in the order they joined
+  std::vector<size_t> first_;                         // per group: its first member's position
+  std::vector<uint64_t> seen_;                        // per node: the search that last reached it
+  uint64_t stamp_ = 0;
+  std::vector<size_t> stack_;
+  size_t budget_;  // search steps left
+};
+
 }  // namespace
 
 std::vector<std::vector<size_t>> group_supported_nodes(const GroupingInput& in) {
@@ -46,39 +128,7 @@ std::vector<std::vector<size_t>> group_supported_nodes(const GroupingInput& in) 
     }
     producers[i].assign(ps.begin(), ps.end());
   }
-
-  std::vector<int> group(n, kNoGroup);
-  // ancestors[i]: groups node i depends on (its own included);
-  // via_outside[i]: groups it reaches only through some non-member node.
-  std::vector<std::set<int>> ancestors(n), via_outside(n);
-  std::vector<std::vector<size_t>> groups;
-  for (size_t v : topological_order(in.nodes, producers)) {
-    for (size_t p : producers[v]) {
-      ancestors[v].insert(ancestors[p].begin(), ancestors[p].end());
-      via_outside[v].insert(via_outside[p].begin(), via_outside[p].end());
-      // Paths through p to groups p is not a member of leave those groups at p.
-      for (int g : ancestors[p])
-        if (g != group[p]) via_outside[v].insert(g);
-    }
-    const OpRole role = in.verdicts[v].role;
-    if (role == OpRole::kUnsupported) continue;
-    int chosen = kNoGroup;
-    for (size_t p : producers[v]) {
-      const int g = group[p];
-      if (g != kNoGroup && !via_outside[v].count(g)) {
-        chosen = g;
-        break;
-      }
-    }
-    if (chosen == kNoGroup) {
-      chosen = static_cast<int>(groups.size());
-      groups.emplace_back();
-    }
-    group[v] = chosen;
-    groups[chosen].push_back(v);
-    ancestors[v].insert(chosen);
-  }
-
+  std::vector<std::vector<size_t>> groups = Grouper(in, std::move(producers)).run();
   std::vector<std::vector<size_t>> result;
   for (auto& g : groups) {
     const bool computes = std::any_of(g.begin(), g.end(), [&](size_t i) { return in.verdicts[i].role != OpRole::kReshape; });

@@ -21,10 +21,12 @@ struct GroupingInput {
 // Each result is a list of indices into GroupingInput::nodes.
 //
 // Acyclicity rule: nodes are visited in topological order; a node may join
-// the group G of one of its producers only if G is not reachable from the
-// node through a path that leaves G (for each node we track the set of groups
-// it depends on through at least one non-member). Groups that do no compute
-// (only Reshape/Flatten) are dropped: they would only add copies.
+// the group G of one of its producers (the first, in node order, that
+// qualifies) only if no path from G to the node leaves G (no other producer
+// outside G is reachable from G). Groups that do no compute (only
+// Reshape/Flatten) are dropped: they would only add copies. Linear in the
+// graph's size: the reachability searches share a budget, past which a node
+// starts a group of its own rather than joining one.
 std::vector<std::vector<size_t>> group_supported_nodes(const GroupingInput& input);
 
 }  // namespace loom::onednn
