@@ -33,6 +33,10 @@ std::vector<PostOp> plan_post_ops(ProgramBuilder& b, const Chain& chain, const s
   bool sum_used = !allow_sum;
   for (size_t k = 0; k < chain.size(); ++k) {
     const NodeSpec& c = *chain[k];
+    // A node's post-ops go in whole or not at all, and never past what
+    // oneDNN takes (more made append_binary fail on a chain of 33 Adds).
+    if (ops.size() >= kMaxPostOps) break;
+    const size_t before = ops.size();
     if (auto steps = eltwise_steps_for(c)) {
       for (const EltwiseStep& s : *steps) {
         PostOp op;
@@ -77,6 +81,10 @@ std::vector<PostOp> plan_post_ops(ProgramBuilder& b, const Chain& chain, const s
         ops.push_back(e);
       }
     } else {
+      break;
+    }
+    if (ops.size() > kMaxPostOps) {
+      ops.resize(before);
       break;
     }
     current = c.outputs[0];

@@ -33,6 +33,9 @@ struct PostOp {
   const NodeSpec* node = nullptr;  // the node this post-op comes from
 };
 
+// The most post-ops one oneDNN primitive takes (its post_ops_limit).
+constexpr size_t kMaxPostOps = 32;
+
 // Post-ops for the longest prefix of `chain` expressible on a result with
 // dims `dst_dims` whose first value is `start` (the anchor's output name).
 // A full-shape Add becomes a sum post-op when `allow_sum` (the primitive's

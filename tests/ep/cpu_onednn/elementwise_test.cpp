@@ -95,3 +95,26 @@ TEST(OnednnBinary, ChainsOfBinaryAndUnaryOps) {
 
 }  // namespace
 }  // namespace loom::ep_testing
+
+namespace loom::ep_testing {
+namespace {
+
+// A chain longer than one oneDNN primitive's post-op limit (32): the chain is
+// split over primitives (a chain of 33 constant Adds used to fail at its
+// first run with "could not append a binary post-op").
+TEST(OnednnBinary, ChainLongerThanThePostOpLimitMatchesReference) {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {2, 3, 4, 5});
+  std::string prev = "x";
+  for (int i = 0; i < 80; ++i) {
+    const std::string c = "c" + std::to_string(i), out = i == 79 ? "y" : "v" + std::to_string(i);
+    random_weights(m, c, i % 2 ? std::vector<int64_t>{5} : std::vector<int64_t>{2, 3, 4, 5}, 100 + i);
+    m.node(i % 3 == 2 ? "Mul" : "Add", {prev, c}, {out});
+    prev = out;
+  }
+  m.output("y", kFloat, {});
+  expect_matches_reference(m.bytes(), {{"x", random_tensor({2, 3, 4, 5}, 7)}}, {}, "80-node binary chain");
+}
+
+}  // namespace
+}  // namespace loom::ep_testing
