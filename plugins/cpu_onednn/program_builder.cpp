@@ -3,6 +3,7 @@
 #include "compiled_partition.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "fusion_plan.h"
@@ -428,15 +429,25 @@ size_t ProgramBuilder::plan_arena() {
   std::stable_sort(order.begin(), order.end(), [&](BufferId a, BufferId b) { return buffers_[a].bytes > buffers_[b].bytes; });
   const size_t base = align_up(scratchpad_bytes_);
   size_t end = base;
-  std::vector<BufferId> placed;
-  for (BufferId id : order) {
+  // Placed buffers by the steps they are alive at, so each buffer meets only
+  // those whose lifetimes overlap its own (comparing with every placed
+  // buffer made a 200k-node partition's first run quadratic).
+  int last_step = 0;
+  for (BufferId id : order) last_step = std::max(last_step, buffers_[id].last_step);
+  std::vector<std::vector<BufferId>> alive_at(static_cast<size_t>(last_step) + 1);
+  std::vector<size_t> met(buffers_.size(), SIZE_MAX);  // last buffer (index in order) that met it
+  std::vector<std::pair<size_t, size_t>> busy;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const BufferId id = order[k];
     Buffer& buf = buffers_[id];
-    std::vector<std::pair<size_t, size_t>> busy;
-    for (BufferId o : placed) {
-      const Buffer& other = buffers_[o];
-      if (other.first_step <= buf.last_step && buf.first_step <= other.last_step)
-        busy.emplace_back(other.offset, other.offset + align_up(other.bytes));
-    }
+    const int first = std::max(buf.first_step, 0);
+    busy.clear();
+    for (int s = first; s <= buf.last_step; ++s)
+      for (BufferId o : alive_at[static_cast<size_t>(s)])
+        if (met[o] != k) {
+          met[o] = k;
+          busy.emplace_back(buffers_[o].offset, buffers_[o].offset + align_up(buffers_[o].bytes));
+        }
     std::sort(busy.begin(), busy.end());
     size_t offset = base;
     for (const auto& [lo, hi] : busy) {
@@ -445,7 +456,7 @@ size_t ProgramBuilder::plan_arena() {
     }
     buf.offset = offset;
     end = std::max(end, offset + align_up(buf.bytes));
-    placed.push_back(id);
+    for (int s = first; s <= buf.last_step; ++s) alive_at[static_cast<size_t>(s)].push_back(id);
   }
   return end;
 }
