@@ -59,29 +59,25 @@ ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std
   if (!transposed) {
     s.window = forward_window(n, spatial(x), kernel, false);
   } else {
+    sdk::TransposeAttrs t;
+    t.window = window_attrs(n);
+    t.output_padding = n.attr_ints("output_padding");
+    t.output_shape = n.attr_ints("output_shape");
+    const sdk::TransposeWindow tw = sdk::resolve_conv_transpose(t, spatial(x), kernel, error_prefix(n));
     Window& win = s.window;
-    win.kernel = kernel;
-    win.strides = n.attr_ints("strides", {1, 1});
-    win.dilations = n.attr_ints("dilations", {1, 1});
-    const auto pads = n.attr_string("auto_pad", "NOTSET") == "VALID" ? std::vector<int64_t>{0, 0, 0, 0}
-                                                                    : n.attr_ints("pads", {0, 0, 0, 0});
-    const auto out_pad = n.attr_ints("output_padding", {0, 0});
-    if (win.strides.size() != 2 || win.dilations.size() != 2 || pads.size() != 4 || out_pad.size() != 2)
-      n.fail("strides, dilations, pads and output_padding must match the spatial rank");
-    win.pad_begin = {pads[0], pads[1]};
-    win.pad_end = {pads[2], pads[3]};
-    const std::string what = "output size of " + n.label();
-    for (size_t i = 0; i < 2; ++i) {
-      if (kernel[i] < 1 || win.strides[i] < 1 || win.dilations[i] < 1 || pads[i] < 0 || pads[i + 2] < 0 ||
-          out_pad[i] < 0)
-        n.fail("kernel, strides and dilations must be positive, pads and output_padding non-negative");
-      const int64_t extent = sdk::checked_add(sdk::checked_mul(kernel[i] - 1, win.dilations[i], what), 1, what);
-      const int64_t full = sdk::checked_add(
-          sdk::checked_add(sdk::checked_mul(win.strides[i], x[2 + i] - 1, what), out_pad[i], what), extent, what);
-      win.output.push_back(sdk::checked_sub(sdk::checked_sub(full, pads[i], what), pads[i + 2], what));
+    win.kernel = tw.kernel;
+    win.strides = tw.strides;
+    win.dilations = tw.dilations;
+    win.pad_begin = tw.pad_begin;
+    win.pad_end = tw.pad_end;
+    win.output = tw.out;
+    for (size_t i = 0; i < tw.rank(); ++i) {
+      if (tw.pad_begin[i] < 0 || tw.pad_end[i] < 0 || tw.output_padding[i] < 0)
+        n.fail("pads and output_padding must be non-negative");
       // oneDNN has no output padding: it is less end padding.
-      win.pad_end[i] -= out_pad[i];
-      if (win.output.back() < 1) n.fail("output size below 1");
+      win.pad_end[i] -= tw.output_padding[i];
+      if (win.pad_end[i] < 0) n.fail("output_padding beyond the end padding");
+      if (tw.out[i] < 1) n.fail("output size below 1");
     }
   }
   s.dst_dims = {x[0], s.out_channels, s.window.output[0], s.window.output[1]};

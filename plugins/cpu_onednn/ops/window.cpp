@@ -4,51 +4,39 @@
 
 namespace loom::onednn {
 
+sdk::WindowAttrs window_attrs(const NodeSpec& n) {
+  sdk::WindowAttrs a;
+  a.strides = n.attr_ints("strides");
+  a.dilations = n.attr_ints("dilations");
+  a.pads = n.attr_ints("pads");
+  a.auto_pad = sdk::parse_auto_pad(n.attr_string("auto_pad", "NOTSET"), error_prefix(n));
+  return a;
+}
+
 Window forward_window(const NodeSpec& n, const std::vector<int64_t>& input, const std::vector<int64_t>& kernel,
                       bool ceil_mode) {
-  const size_t r = input.size();
+  sdk::WindowAttrs a = window_attrs(n);
+  a.ceil_mode = ceil_mode;
+  const std::string op = error_prefix(n);
+  const sdk::Window g = sdk::resolve_window(a, input, kernel, op);
   Window w;
-  w.kernel = kernel;
-  w.strides = n.attr_ints("strides", std::vector<int64_t>(r, 1));
-  w.dilations = n.attr_ints("dilations", std::vector<int64_t>(r, 1));
-  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
-  if (w.strides.size() != r || w.dilations.size() != r || pads.size() != 2 * r)
-    n.fail("strides, dilations and pads must match the spatial rank");
-  const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
-  w.pad_begin.assign(pads.begin(), pads.begin() + r);
-  w.pad_end.assign(pads.begin() + r, pads.end());
-  w.output.resize(r);
-  // Attribute values come from the model: every step is checked arithmetic.
+  w.kernel = g.kernel;
+  w.strides = g.strides;
+  w.dilations = g.dilations;
+  w.pad_begin = g.pad_begin;
+  w.pad_end = g.pad_end;
+  w.output = g.out;
+  for (int64_t o : g.out)
+    if (o == 0) n.fail("empty output (a spatial dim of the input is empty)");
+  if (!ceil_mode) return w;
+  // oneDNN wants in + pad_begin + pad_end to cover every window: the end
+  // padding grows to where the last one ends. (A no-op for SAME_*.)
   const std::string what = "window of " + n.label();
-  using sdk::checked_add;
-  using sdk::checked_mul;
-  using sdk::checked_sub;
-  for (size_t i = 0; i < r; ++i) {
-    if (kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1 || w.pad_begin[i] < 0 || w.pad_end[i] < 0)
-      n.fail("kernel, strides and dilations must be positive and pads non-negative");
-    const int64_t extent = checked_add(checked_mul(kernel[i] - 1, w.dilations[i], what), 1, what);
-    const int64_t s = w.strides[i];
-    if (auto_pad == "VALID") {
-      w.pad_begin[i] = w.pad_end[i] = 0;
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t out = checked_add(input[i], s - 1, what) / s;
-      const int64_t total =
-          std::max<int64_t>(0, checked_sub(checked_add(checked_mul(out - 1, s, what), extent, what), input[i], what));
-      const int64_t small = total / 2;
-      w.pad_begin[i] = auto_pad == "SAME_UPPER" ? small : total - small;
-      w.pad_end[i] = total - w.pad_begin[i];
-    }
-    const int64_t padded = checked_add(checked_add(input[i], w.pad_begin[i], what), w.pad_end[i], what);
-    const int64_t span = padded - extent;  // both non-negative: cannot overflow
-    if (span < 0) n.fail("the kernel is larger than the padded input");
-    int64_t out = span / s + 1;
-    if (ceil_mode && auto_pad == "NOTSET") {
-      out = checked_add(span, s - 1, what) / s + 1;
-      const int64_t last_start = checked_mul(out - 1, s, what);
-      if (last_start >= input[i] + w.pad_begin[i]) --out;
-      w.pad_end[i] = std::max(w.pad_end[i], checked_mul(out - 1, s, what) + extent - input[i] - w.pad_begin[i]);
-    }
-    w.output[i] = out;
+  for (size_t i = 0; i < g.rank(); ++i) {
+    const int64_t extent = sdk::checked_add(sdk::checked_mul(g.kernel[i] - 1, g.dilations[i], what), 1, what);
+    const int64_t last_start = sdk::checked_mul(g.out[i] - 1, g.strides[i], what);
+    // last_start < in + pad_begin, so this is below extent: no overflow.
+    w.pad_end[i] = std::max(w.pad_end[i], last_start - g.pad_begin[i] - g.in[i] + extent);
   }
   return w;
 }

@@ -1,9 +1,10 @@
-// Sliding-window geometry shared by convolution and pooling: ONNX pads,
-// auto_pad, strides, dilations and ceil_mode turned into the explicit
-// begin/end paddings and output sizes oneDNN expects.
+// Sliding-window geometry shared by convolution and pooling: the ONNX
+// geometry (output sizes, explicit pads) as loom/sdk/window.h resolves it,
+// in the form oneDNN expects.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "node_spec.h"
@@ -23,9 +24,17 @@ struct Window {
   }
 };
 
+// The prefix of errors about `n`, as NodeSpec::fail writes it; the SDK's
+// geometry errors start with it.
+inline std::string error_prefix(const NodeSpec& n) { return "cpu_onednn: " + n.label(); }
+
+// `n`'s strides, dilations, pads and auto_pad (not kernel_shape or
+// ceil_mode); fails on an unknown auto_pad.
+sdk::WindowAttrs window_attrs(const NodeSpec& n);
+
 // For convolution and pooling over `input` spatial sizes with `kernel`.
-// ceil_mode rounds output sizes up (pooling), dropping a last window that
-// would start in the end padding, and widens the end padding to match.
+// ceil_mode rounds output sizes up (pooling; see sdk::resolve_window) and
+// widens the end padding to cover the last window, as oneDNN requires.
 Window forward_window(const NodeSpec& n, const std::vector<int64_t>& input, const std::vector<int64_t>& kernel,
                       bool ceil_mode);
 

@@ -1,12 +1,12 @@
 // Host-side geometry of the sliding-window ops (Conv, ConvTranspose and the
-// pools): output sizes and pads from the node's attributes, exactly as the
-// ONNX spec and the reference EP (plugins/reference/common/nn_window.h,
-// kernels/nn_conv.cpp) compute them; how a problem maps onto cuDNN's
-// symmetric-padding convolutions (pre-pad or crop with our own kernel); and
-// the key under which a convolution's chosen algorithm is cached. Plain C++
-// (no SDK, no CUDA) so the unit tests run it on the CPU. Errors throw
-// std::invalid_argument (bad attributes or shapes) or std::out_of_range
-// (valid, but past what cuDNN takes).
+// pools) beyond what loom/sdk/window.h resolves (output sizes and pads, as
+// the ONNX spec and the other EPs compute them): how a problem maps onto
+// cuDNN's symmetric-padding convolutions (pre-pad or crop with our own
+// kernel), the pooling kernels' geometry, and the key under which a
+// convolution's chosen algorithm is cached. Plain C++ (the header-only SDK,
+// no CUDA) so the unit tests run it on the CPU. The SDK's resolution throws
+// sdk::Error; the helpers here throw std::invalid_argument (bad attributes
+// or shapes) or std::out_of_range (valid, but past what cuDNN takes).
 #pragma once
 
 #include <algorithm>
@@ -17,33 +17,17 @@
 #include <vector>
 
 #include "kernels/conv_index.h"
+#include "loom/sdk/window.h"
 
 namespace loom::cuda {
 
 using Dims = std::vector<int64_t>;
 
-enum class AutoPad { kNotSet, kValid, kSameUpper, kSameLower };
-
-inline AutoPad parse_auto_pad(const std::string& s) {
-  if (s.empty() || s == "NOTSET") return AutoPad::kNotSet;
-  if (s == "VALID") return AutoPad::kValid;
-  if (s == "SAME_UPPER") return AutoPad::kSameUpper;
-  if (s == "SAME_LOWER") return AutoPad::kSameLower;
-  throw std::invalid_argument("unknown auto_pad '" + s + "'");
-}
-
-// Window attributes as written on the node (empty vectors when absent).
-struct WindowAttrs {
-  Dims kernel, strides, dilations, pads;
-  AutoPad auto_pad = AutoPad::kNotSet;
-  bool ceil_mode = false;
-};
-
-// Resolved geometry of a forward window op: one entry per spatial dim.
-struct Window {
-  Dims in, kernel, strides, dilations, pad_begin, pad_end, out;
-  size_t rank() const { return in.size(); }
-};
+using sdk::AutoPad;
+using sdk::TransposeAttrs;
+using sdk::TransposeWindow;
+using sdk::Window;
+using sdk::WindowAttrs;
 
 namespace geometry_detail {
 
@@ -60,135 +44,7 @@ inline int64_t add(int64_t a, int64_t b) {
 // Extent of a dilated kernel: (k - 1) * dilation + 1.
 inline int64_t extent(int64_t k, int64_t dilation) { return add(mul(k - 1, dilation), 1); }
 
-inline Dims or_default(const Dims& v, size_t r, int64_t fallback) { return v.empty() ? Dims(r, fallback) : v; }
-
 }  // namespace geometry_detail
-
-// Output sizes and pads of a forward window op on spatial dims `in`.
-// `kernel` (Conv: W's spatial dims) overrides attrs.kernel when non-empty;
-// a kernel_shape attribute that disagrees with it is an error. SAME_* pads
-// split the total with the extra at the end (UPPER) or the start (LOWER)
-// and ignore ceil_mode; with ceil_mode the last window must start inside
-// the input or the leading padding.
-inline Window resolve_window(const WindowAttrs& a, const Dims& in, const Dims& kernel) {
-  namespace gd = geometry_detail;
-  const size_t r = in.size();
-  if (!kernel.empty() && !a.kernel.empty() && a.kernel != kernel)
-    throw std::invalid_argument("kernel_shape attribute disagrees with the weights' spatial dims");
-  Window g;
-  g.in = in;
-  g.kernel = kernel.empty() ? a.kernel : kernel;
-  if (g.kernel.size() != r)
-    throw std::invalid_argument("kernel_shape has " + std::to_string(g.kernel.size()) + " dims, the input has " +
-                                std::to_string(r) + " spatial dims");
-  g.strides = gd::or_default(a.strides, r, 1);
-  g.dilations = gd::or_default(a.dilations, r, 1);
-  if (g.strides.size() != r) throw std::invalid_argument("strides must have one value per spatial dim");
-  if (g.dilations.size() != r) throw std::invalid_argument("dilations must have one value per spatial dim");
-  const Dims pads = gd::or_default(a.pads, 2 * r, 0);
-  if (pads.size() != 2 * r) throw std::invalid_argument("pads must have two values per spatial dim");
-  g.pad_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(r));
-  g.pad_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(r), pads.end());
-  g.out.assign(r, 0);
-  for (size_t d = 0; d < r; ++d) {
-    const int64_t k = g.kernel[d], s = g.strides[d], dil = g.dilations[d], n = g.in[d];
-    if (k <= 0 || s <= 0 || dil <= 0) throw std::invalid_argument("kernel, strides and dilations must be positive");
-    if (g.pad_begin[d] < 0 || g.pad_end[d] < 0) throw std::invalid_argument("pads must be non-negative");
-    if (n < 0) throw std::invalid_argument("negative spatial dim");
-    const int64_t eff = gd::extent(k, dil);
-    if (a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower) {
-      const int64_t out = gd::add(n, s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, gd::add(gd::mul(out - 1, s), eff) - n);
-      const int64_t small = total / 2, large = total - small;
-      g.pad_begin[d] = a.auto_pad == AutoPad::kSameUpper ? small : large;
-      g.pad_end[d] = a.auto_pad == AutoPad::kSameUpper ? large : small;
-      g.out[d] = out;
-      continue;
-    }
-    if (a.auto_pad == AutoPad::kValid) g.pad_begin[d] = g.pad_end[d] = 0;
-    const int64_t padded = gd::add(gd::add(n, g.pad_begin[d]), g.pad_end[d]);
-    const int64_t span = padded - eff;
-    if (span < 0)
-      throw std::invalid_argument("spatial dim " + std::to_string(d) + " of size " + std::to_string(n) + " (padded " +
-                                  std::to_string(padded) + ") is smaller than the kernel extent " +
-                                  std::to_string(eff));
-    int64_t out = (a.ceil_mode ? gd::add(span, s - 1) / s : span / s) + 1;
-    if (a.ceil_mode && (out - 1) * s >= n + g.pad_begin[d]) --out;
-    g.out[d] = out;
-  }
-  return g;
-}
-
-// ConvTranspose attributes beyond the window's.
-struct TransposeAttrs {
-  WindowAttrs window;
-  Dims output_padding, output_shape;
-};
-
-// Resolved ConvTranspose geometry: `in` is X's spatial shape, `out` Y's;
-// pads may be negative (an output_shape larger than the full result).
-struct TransposeWindow {
-  Dims in, kernel, strides, dilations, output_padding, pad_begin, pad_end, out;
-  size_t rank() const { return in.size(); }
-};
-
-// floor(v / 2) for any sign, as the ONNX reference splits pads.
-inline int64_t floor_half(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
-
-// Y's spatial size per dim: full = stride * (in - 1) + output_padding +
-// (kernel - 1) * dilation + 1, less the pads; output_shape (or SAME_*: in *
-// stride) fixes it instead and the pads follow (SAME_UPPER puts the extra at
-// the end, anything else at the start), as the ONNX reference does.
-inline TransposeWindow resolve_conv_transpose(const TransposeAttrs& t, const Dims& in, const Dims& kernel) {
-  namespace gd = geometry_detail;
-  const WindowAttrs& a = t.window;
-  const size_t r = in.size();
-  if (!a.kernel.empty() && a.kernel != kernel)
-    throw std::invalid_argument("kernel_shape attribute disagrees with the weights' spatial dims");
-  TransposeWindow g;
-  g.in = in;
-  g.kernel = kernel;
-  g.strides = gd::or_default(a.strides, r, 1);
-  g.dilations = gd::or_default(a.dilations, r, 1);
-  g.output_padding = gd::or_default(t.output_padding, r, 0);
-  const Dims pads = gd::or_default(a.pads, 2 * r, 0);
-  Dims oshape = t.output_shape;
-  if (oshape.size() == r + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
-  if (g.kernel.size() != r || g.strides.size() != r || g.dilations.size() != r || g.output_padding.size() != r ||
-      pads.size() != 2 * r || (!oshape.empty() && oshape.size() != r))
-    throw std::invalid_argument(
-        "kernel, strides, dilations, output_padding, pads or output_shape have the wrong length");
-  g.pad_begin.assign(r, 0);
-  g.pad_end.assign(r, 0);
-  g.out.assign(r, 0);
-  const bool same = a.auto_pad == AutoPad::kSameUpper || a.auto_pad == AutoPad::kSameLower;
-  for (size_t d = 0; d < r; ++d) {
-    const int64_t k = g.kernel[d], s = g.strides[d], dil = g.dilations[d];
-    if (k <= 0 || s <= 0 || dil <= 0) throw std::invalid_argument("kernel, strides and dilations must be positive");
-    if (g.in[d] < 0) throw std::invalid_argument("negative spatial dim");
-    const int64_t full = gd::add(gd::add(gd::mul(s, g.in[d] - 1), g.output_padding[d]), gd::extent(k, dil));
-    if (!oshape.empty() || same) {
-      const int64_t target = !oshape.empty() ? oshape[d] : gd::mul(g.in[d], s);
-      const int64_t total = full - target;
-      if (a.auto_pad == AutoPad::kSameUpper) {
-        g.pad_begin[d] = floor_half(total);
-        g.pad_end[d] = total - g.pad_begin[d];
-      } else {
-        g.pad_end[d] = floor_half(total);
-        g.pad_begin[d] = total - g.pad_end[d];
-      }
-      g.out[d] = target;
-    } else if (a.auto_pad == AutoPad::kValid) {
-      g.out[d] = full;
-    } else {
-      g.pad_begin[d] = pads[d];
-      g.pad_end[d] = pads[d + r];
-      g.out[d] = full - pads[d] - pads[d + r];
-    }
-    if (g.out[d] < 0) throw std::invalid_argument("computed output size is negative");
-  }
-  return g;
-}
 
 // A forward convolution as cuDNN runs it: cuDNN pads both ends alike, so
 // each dim's pads are split into a symmetric part cuDNN applies (`pads`)

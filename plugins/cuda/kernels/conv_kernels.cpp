@@ -112,7 +112,7 @@ class ConvKernel {
         op_(n.op_type()),
         fused_(n.op_type() == "FusedConv"),
         group_(n.attr_int("group", 1)),
-        attrs_(with_geometry_errors(op_, [&] { return window_attrs_of(n); })),
+        attrs_(sdk::window_attrs_of(n, "cuda " + op_)),
         epilogue_(fused_ ? with_geometry_errors(op_, [&] { return fused_activation(n); }) : ConvEpilogue{}),
         weight_constant_(n.input_constant(1).exists()) {}
 
@@ -131,7 +131,7 @@ class ConvKernel {
       fail(op_, "X has " + std::to_string(c) + " channels, W with group " + std::to_string(group_) + " expects " +
                     std::to_string(ws[1] * group_));
     if (m % group_ != 0) fail(op_, "output channels " + std::to_string(m) + " not divisible by group");
-    const Window g = with_geometry_errors(op_, [&] { return resolve_window(attrs_, spatial_of(xs), spatial_of(ws)); });
+    const Window g = sdk::resolve_window(attrs_, spatial_of(xs), spatial_of(ws), "cuda " + op_);
     const Dims ys = with_batch_channels(xs[0], m, g.out);
     if (b.exists() && b.size() != m)
       fail(op_, "B has " + std::to_string(b.size()) + " elements, expected " + std::to_string(m));
@@ -170,11 +170,10 @@ class ConvKernel {
 class ConvTransposeKernel {
  public:
   ConvTransposeKernel(const sdk::Node& n, const EpContext& ep)
-      : ep_(ep), group_(n.attr_int("group", 1)), weight_constant_(n.input_constant(1).exists()) {
-    attrs_.window = with_geometry_errors(kOp, [&] { return window_attrs_of(n); });
-    attrs_.output_padding = n.attr_ints("output_padding");
-    attrs_.output_shape = n.attr_ints("output_shape");
-  }
+      : ep_(ep),
+        group_(n.attr_int("group", 1)),
+        weight_constant_(n.input_constant(1).exists()),
+        attrs_(sdk::transpose_attrs_of(n, std::string("cuda ") + kOp)) {}
 
   void compute(sdk::KernelContext& ctx) const {
     const sdk::ConstTensor x = ctx.required_input(0), w = ctx.required_input(1), b = ctx.input(2);
@@ -189,7 +188,7 @@ class ConvTransposeKernel {
                     " and be divisible by group " + std::to_string(group_));
     const int64_t m = sdk::checked_mul(ws[1], group_, "cuda ConvTranspose output channels");
     const TransposeWindow g =
-        with_geometry_errors(kOp, [&] { return resolve_conv_transpose(attrs_, spatial_of(xs), spatial_of(ws)); });
+        sdk::resolve_conv_transpose(attrs_, spatial_of(xs), spatial_of(ws), std::string("cuda ") + kOp);
     const Dims ys = with_batch_channels(xs[0], m, g.out);
     if (b.exists() && b.size() != m)
       fail(kOp, "B has " + std::to_string(b.size()) + " elements, expected " + std::to_string(m));

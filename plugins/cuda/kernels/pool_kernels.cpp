@@ -1,7 +1,7 @@
 // Pooling on the CUDA EP with our own kernels (kernels/pool.h): MaxPool
 // (float types, int8, uint8; not its Indices output), AveragePool and
 // LpPool over 1 to 3 spatial dims with pads, strides, dilations, auto_pad
-// and ceil_mode resolved as the reference EP does (kernels/conv_geometry.h),
+// and ceil_mode resolved as the reference EP does (loom/sdk/window.h),
 // and GlobalMaxPool / GlobalAveragePool / GlobalLpPool.
 #include <string>
 #include <vector>
@@ -39,7 +39,7 @@ void check_launch_result(cudaError_t e, const std::string& op, int32_t dtype) {
 class PoolKernel {
  public:
   PoolKernel(const sdk::Node& n, const EpContext&)
-      : op_(n.op_type()), attrs_(with_geometry_errors(op_, [&] { return window_attrs_of(n); })) {
+      : op_(n.op_type()), attrs_(sdk::window_attrs_of(n, "cuda " + op_)) {
     params_.kind = kind_of(op_);
     params_.count_include_pad = n.attr_int("count_include_pad", 0) != 0;
     if (params_.kind == PoolKind::kLp) params_.p = lp_exponent(n);
@@ -51,8 +51,7 @@ class PoolKernel {
     if (xs.size() < 3)
       throw sdk::Error("cuda " + op_ + ": input must have rank >= 3, got " + std::to_string(xs.size()),
                        LOOM_STATUS_INVALID_ARGUMENT);
-    const Window g =
-        with_geometry_errors(op_, [&] { return resolve_window(attrs_, Dims(xs.begin() + 2, xs.end()), {}); });
+    const Window g = sdk::resolve_window(attrs_, Dims(xs.begin() + 2, xs.end()), {}, "cuda " + op_);
     Dims ys{xs[0], xs[1]};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
     const int64_t planes = sdk::checked_mul(xs[0], xs[1], "cuda " + op_ + " planes");

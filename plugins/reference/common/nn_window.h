@@ -1,115 +1,31 @@
-// Sliding-window geometry shared by the nn family's Conv and pooling kernels:
-// attribute parsing (kernel_shape, strides, dilations, pads, auto_pad,
-// ceil_mode), output-size / padding resolution, and N-d im2col / col2im.
+// Sliding-window loops shared by the nn family's Conv and pooling kernels:
+// N-d im2col / col2im over a geometry that loom/sdk/window.h resolves
+// (attribute parsing, output sizes and pads).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
-#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/shape.h"
+#include "loom/sdk/window.h"
 
 namespace loom::reference {
 
-enum class AutoPad { kNotSet, kValid, kSameUpper, kSameLower };
+using sdk::AutoPad;
+using sdk::WindowAttrs;
 
-inline AutoPad parse_auto_pad(const std::string& s, std::string_view op) {
-  if (s.empty() || s == "NOTSET") return AutoPad::kNotSet;
-  if (s == "VALID") return AutoPad::kValid;
-  if (s == "SAME_UPPER") return AutoPad::kSameUpper;
-  if (s == "SAME_LOWER") return AutoPad::kSameLower;
-  sdk::fail_invalid(std::string(op) + ": unknown auto_pad '" + s + "'");
-}
-
-// Window attributes as written on the node (empty vectors when absent).
-struct WindowAttrs {
-  Shape kernel, strides, dilations, pads;
-  AutoPad auto_pad = AutoPad::kNotSet;
-  bool ceil_mode = false;
-
-  WindowAttrs() = default;
-  WindowAttrs(const sdk::Node& n, std::string_view op)
-      : kernel(n.attr_ints("kernel_shape")),
-        strides(n.attr_ints("strides")),
-        dilations(n.attr_ints("dilations")),
-        pads(n.attr_ints("pads")),
-        auto_pad(parse_auto_pad(n.attr_string("auto_pad", "NOTSET"), op)),
-        ceil_mode(n.attr_int("ceil_mode", 0) != 0) {}
-};
-
-// Fully resolved geometry for one input: every vector has one entry per
-// spatial dim.
-struct WindowGeometry {
-  Shape in, kernel, strides, dilations, pad_begin, pad_end, out;
-  size_t rank() const { return in.size(); }
+// A resolved forward window (loom/sdk/window.h) with the sizes the loops
+// need. ConvTranspose fills one from the adjoint convolution's view: `in`
+// is its output Y, `out` its input X.
+struct WindowGeometry : sdk::Window {
+  WindowGeometry() = default;
+  WindowGeometry(sdk::Window w) : sdk::Window(std::move(w)) {}  // NOLINT(google-explicit-constructor)
   int64_t kernel_size() const { return element_count(kernel); }
   int64_t out_size() const { return element_count(out); }
   int64_t in_size() const { return element_count(in); }
 };
-
-// Resolves output sizes and pads for a forward window op (Conv, pooling).
-// `kernel` overrides attrs.kernel when non-empty (Conv reads it from W).
-inline WindowGeometry resolve_window(const WindowAttrs& a, const Shape& in_spatial, const Shape& kernel,
-                                     std::string_view op) {
-  const size_t r = in_spatial.size();
-  const std::string o(op);
-  WindowGeometry g;
-  g.in = in_spatial;
-  g.kernel = kernel.empty() ? a.kernel : kernel;
-  if (g.kernel.size() != r)
-    sdk::fail_invalid(o + ": kernel_shape has " + std::to_string(g.kernel.size()) + " dims, input has " +
-                      std::to_string(r) + " spatial dims");
-  g.strides = a.strides.empty() ? Shape(r, 1) : a.strides;
-  g.dilations = a.dilations.empty() ? Shape(r, 1) : a.dilations;
-  if (g.strides.size() != r) sdk::fail_invalid(o + ": strides must have one value per spatial dim");
-  if (g.dilations.size() != r) sdk::fail_invalid(o + ": dilations must have one value per spatial dim");
-  Shape pads = a.pads.empty() ? Shape(2 * r, 0) : a.pads;
-  if (pads.size() != 2 * r) sdk::fail_invalid(o + ": pads must have two values per spatial dim");
-  g.pad_begin.assign(pads.begin(), pads.begin() + r);
-  g.pad_end.assign(pads.begin() + r, pads.end());
-  g.out.assign(r, 0);
-  for (size_t d = 0; d < r; ++d) {
-    const int64_t k = g.kernel[d], s = g.strides[d], dil = g.dilations[d], in = g.in[d];
-    if (k <= 0 || s <= 0 || dil <= 0)
-      sdk::fail_invalid(o + ": kernel, strides and dilations must be positive");
-    if (g.pad_begin[d] < 0 || g.pad_end[d] < 0) sdk::fail_invalid(o + ": pads must be non-negative");
-    // Sizes from attributes are checked: a hostile kernel, dilation or pad
-    // must not wrap around int64.
-    const std::string what = o + " window of spatial dim " + std::to_string(d);
-    const int64_t eff = sdk::checked_add(sdk::checked_mul(k - 1, dil, what), 1, what);
-    switch (a.auto_pad) {
-      case AutoPad::kSameUpper:
-      case AutoPad::kSameLower: {
-        const int64_t out = sdk::checked_add(in, s - 1, what) / s;
-        const int64_t total =
-            std::max<int64_t>(0, sdk::checked_sub(sdk::checked_add((out - 1) * s, eff, what), in, what));
-        const int64_t small = total / 2, large = total - small;
-        g.pad_begin[d] = a.auto_pad == AutoPad::kSameUpper ? small : large;
-        g.pad_end[d] = a.auto_pad == AutoPad::kSameUpper ? large : small;
-        g.out[d] = out;
-        break;
-      }
-      case AutoPad::kValid:
-      case AutoPad::kNotSet: {
-        if (a.auto_pad == AutoPad::kValid) g.pad_begin[d] = g.pad_end[d] = 0;
-        const int64_t padded = sdk::checked_add(sdk::checked_add(in, g.pad_begin[d], what), g.pad_end[d], what);
-        const int64_t span = padded - eff;
-        if (span < 0)
-          sdk::fail_invalid(o + ": spatial dim " + std::to_string(d) + " of size " + std::to_string(in) +
-                            " (padded " + std::to_string(padded) +
-                            ") is smaller than the kernel extent " + std::to_string(eff));
-        int64_t out = (a.ceil_mode ? sdk::checked_add(span, s - 1, what) / s : span / s) + 1;
-        // With ceil_mode the last window must start inside the input or the
-        // leading padding (PyTorch's rule), never in the trailing padding.
-        if (a.ceil_mode && (out - 1) * s >= in + g.pad_begin[d]) --out;
-        g.out[d] = out;
-        break;
-      }
-    }
-  }
-  return g;
-}
 
 // Odometer over the spatial positions of `out` excluding the innermost dim:
 // calls f(outer_index_vector) for each.

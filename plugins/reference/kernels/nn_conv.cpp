@@ -39,10 +39,7 @@ ConvProblem conv_problem(const Shape& xs, const Shape& ws, int64_t group, const 
                       " with group " + std::to_string(group) + " expects " + std::to_string(ws[1] * group));
   if (p.m % group != 0)
     sdk::fail_invalid(op + ": output channels " + std::to_string(p.m) + " not divisible by group");
-  const Shape kernel(ws.begin() + 2, ws.end());
-  if (!attrs.kernel.empty() && attrs.kernel != kernel)
-    sdk::fail_invalid(op + ": kernel_shape attribute disagrees with W " + shape_string(ws));
-  p.g = resolve_window(attrs, Shape(xs.begin() + 2, xs.end()), kernel, op);
+  p.g = sdk::resolve_window(attrs, Shape(xs.begin() + 2, xs.end()), Shape(ws.begin() + 2, ws.end()), op);
   p.out_shape = {p.n, p.m};
   p.out_shape.insert(p.out_shape.end(), p.g.out.begin(), p.g.out.end());
   return p;
@@ -86,7 +83,7 @@ void conv_forward(KernelContext& ctx, const ConvProblem& p, const A* x, const A*
 
 class Conv {
  public:
-  explicit Conv(const sdk::Node& n) : attrs_(n, "Conv"), group_(n.attr_int("group", 1)) {}
+  explicit Conv(const sdk::Node& n) : attrs_(sdk::window_attrs_of(n, "Conv")), group_(n.attr_int("group", 1)) {}
 
   void compute(KernelContext& ctx) const { run(ctx); }
 
@@ -159,7 +156,8 @@ void integer_conv(KernelContext& ctx, const ConvProblem& p, const ConstTensor& x
 
 class ConvInteger {
  public:
-  explicit ConvInteger(const sdk::Node& n) : attrs_(n, "ConvInteger"), group_(n.attr_int("group", 1)) {}
+  explicit ConvInteger(const sdk::Node& n)
+      : attrs_(sdk::window_attrs_of(n, "ConvInteger")), group_(n.attr_int("group", 1)) {}
 
   void compute(KernelContext& ctx) const {
     const ConstTensor x = ctx.required_input(0), w = ctx.required_input(1);
@@ -177,7 +175,8 @@ class ConvInteger {
 
 class QLinearConv {
  public:
-  explicit QLinearConv(const sdk::Node& n) : attrs_(n, "QLinearConv"), group_(n.attr_int("group", 1)) {}
+  explicit QLinearConv(const sdk::Node& n)
+      : attrs_(sdk::window_attrs_of(n, "QLinearConv")), group_(n.attr_int("group", 1)) {}
 
   void compute(KernelContext& ctx) const {
     const ConstTensor x = ctx.required_input(0), w = ctx.required_input(3), b = ctx.input(8);
@@ -213,15 +212,10 @@ class QLinearConv {
   int64_t group_;
 };
 
-int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
-
 class ConvTranspose {
  public:
   explicit ConvTranspose(const sdk::Node& n)
-      : attrs_(n, "ConvTranspose"),
-        group_(n.attr_int("group", 1)),
-        output_padding_(n.attr_ints("output_padding")),
-        output_shape_(n.attr_ints("output_shape")) {}
+      : attrs_(sdk::transpose_attrs_of(n, "ConvTranspose")), group_(n.attr_int("group", 1)) {}
 
   void compute(KernelContext& ctx) const {
     const std::string op = "ConvTranspose";
@@ -230,7 +224,6 @@ class ConvTranspose {
     const Shape xs = x.shape(), ws = w.shape();
     if (xs.size() < 3 || ws.size() != xs.size())
       sdk::fail_invalid(op + ": X " + shape_string(xs) + " and W " + shape_string(ws) + " must have equal rank >= 3");
-    const size_t r = xs.size() - 2;
     const int64_t n_batch = xs[0], c = xs[1], group = group_;
     if (group <= 0 || c != ws[0] || c % group != 0)
       sdk::fail_invalid(op + ": X channels " + std::to_string(c) + " must equal W dim 0 " + std::to_string(ws[0]) +
@@ -239,56 +232,18 @@ class ConvTranspose {
     if (b.exists() && b.size() != m)
       sdk::fail_invalid(op + ": B has " + std::to_string(b.size()) + " elements, expected " + std::to_string(m));
 
+    const sdk::TransposeWindow t =
+        sdk::resolve_conv_transpose(attrs_, Shape(xs.begin() + 2, xs.end()), Shape(ws.begin() + 2, ws.end()), op);
     // Geometry seen from the adjoint forward conv: `in` is Y's spatial shape
     // and `out` is X's.
     WindowGeometry g;
-    g.kernel.assign(ws.begin() + 2, ws.end());
-    if (!attrs_.kernel.empty() && attrs_.kernel != g.kernel)
-      sdk::fail_invalid(op + ": kernel_shape attribute disagrees with W " + shape_string(ws));
-    g.out.assign(xs.begin() + 2, xs.end());
-    g.strides = attrs_.strides.empty() ? Shape(r, 1) : attrs_.strides;
-    g.dilations = attrs_.dilations.empty() ? Shape(r, 1) : attrs_.dilations;
-    const Shape out_pad = output_padding_.empty() ? Shape(r, 0) : output_padding_;
-    Shape pads = attrs_.pads.empty() ? Shape(2 * r, 0) : attrs_.pads;
-    Shape oshape = output_shape_;
-    if (oshape.size() == r + 2) oshape.erase(oshape.begin(), oshape.begin() + 2);
-    if (g.strides.size() != r || g.dilations.size() != r || out_pad.size() != r || pads.size() != 2 * r ||
-        (!oshape.empty() && oshape.size() != r))
-      sdk::fail_invalid(op + ": strides, dilations, output_padding, pads or output_shape have the wrong length");
-    g.in.assign(r, 0);
-    g.pad_begin.assign(r, 0);
-    g.pad_end.assign(r, 0);
-    for (size_t d = 0; d < r; ++d) {
-      if (g.strides[d] <= 0 || g.dilations[d] <= 0 || g.kernel[d] <= 0)
-        sdk::fail_invalid(op + ": kernel, strides and dilations must be positive");
-      // Sizes from attributes are checked: hostile strides or pads must not
-      // wrap around int64.
-      const std::string what = op + " output of spatial dim " + std::to_string(d);
-      const int64_t full = sdk::checked_add(
-          sdk::checked_add(sdk::checked_mul(g.strides[d], g.out[d] - 1, what), out_pad[d], what),
-          sdk::checked_add(sdk::checked_mul(g.kernel[d] - 1, g.dilations[d], what), 1, what), what);
-      const bool same = attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower;
-      if (!oshape.empty() || same) {
-        const int64_t target = !oshape.empty() ? oshape[d] : sdk::checked_mul(g.out[d], g.strides[d], what);
-        const int64_t total = sdk::checked_sub(full, target, what);
-        // Split as the ONNX reference does, with floor division.
-        if (attrs_.auto_pad == AutoPad::kSameUpper) {
-          g.pad_begin[d] = floor_div2(total);
-          g.pad_end[d] = total - g.pad_begin[d];
-        } else {
-          g.pad_end[d] = floor_div2(total);
-          g.pad_begin[d] = total - g.pad_end[d];
-        }
-        g.in[d] = target;
-      } else if (attrs_.auto_pad == AutoPad::kValid) {
-        g.in[d] = full;
-      } else {
-        g.pad_begin[d] = pads[d];
-        g.pad_end[d] = pads[d + r];
-        g.in[d] = sdk::checked_sub(sdk::checked_sub(full, pads[d], what), pads[d + r], what);
-      }
-      if (g.in[d] < 0) sdk::fail_invalid(op + ": computed output size is negative");
-    }
+    g.in = t.out;
+    g.out = t.in;
+    g.kernel = t.kernel;
+    g.strides = t.strides;
+    g.dilations = t.dilations;
+    g.pad_begin = t.pad_begin;
+    g.pad_end = t.pad_end;
     Shape out_shape = {n_batch, m};
     out_shape.insert(out_shape.end(), g.in.begin(), g.in.end());
 
@@ -341,9 +296,8 @@ class ConvTranspose {
   }
 
  private:
-  WindowAttrs attrs_;
+  sdk::TransposeAttrs attrs_;
   int64_t group_;
-  Shape output_padding_, output_shape_;
 };
 
 }  // namespace

@@ -100,7 +100,7 @@ void boxes_of(const WindowGeometry& g, int64_t first, int64_t count, std::vector
 class Pool {
  public:
   Pool(const sdk::Node& n, PoolKind kind, const char* name)
-      : kind_(kind), name_(name), attrs_(n, name) {
+      : kind_(kind), name_(name), attrs_(sdk::window_attrs_of(n, name)) {
     count_include_pad_ = n.attr_int("count_include_pad", 0) != 0;
     storage_order_ = n.attr_int("storage_order", 0);
     if (kind == PoolKind::kLp) {
@@ -116,7 +116,7 @@ class Pool {
     const Shape xs = x.shape();
     const std::string op(name_);
     if (xs.size() < 3) sdk::fail_invalid(op + ": input must have rank >= 3, got " + shape_string(xs));
-    const WindowGeometry g = resolve_window(attrs_, Shape(xs.begin() + 2, xs.end()), {}, op);
+    const WindowGeometry g = sdk::resolve_window(attrs_, Shape(xs.begin() + 2, xs.end()), {}, op);
     Shape ys = {xs[0], xs[1]};
     ys.insert(ys.end(), g.out.begin(), g.out.end());
     const bool want_indices = kind_ == PoolKind::kMax && ctx.output_count() > 1 &&
@@ -258,7 +258,7 @@ void global_pool(KernelContext& ctx) {
 
 class MaxUnpool {
  public:
-  explicit MaxUnpool(const sdk::Node& n) : attrs_(n, "MaxUnpool") {
+  explicit MaxUnpool(const sdk::Node& n) : attrs_(sdk::window_attrs_of(n, "MaxUnpool")) {
     if (attrs_.kernel.empty()) sdk::fail_invalid("MaxUnpool: kernel_shape is required");
   }
 

@@ -24,6 +24,9 @@ TEST(OnednnPool, MatchesReferenceAcrossAttributes) {
       {"AveragePool", {1, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 0, 1, ""},
       {"AveragePool", {1, 3, 8, 8}, {3, 3}, {2, 2}, {}, {}, 1, 0, ""},
       {"AveragePool", {1, 2, 6, 7}, {3, 3}, {2, 2}, {}, {}, 0, 0, "SAME_LOWER"},
+      // VALID rounds up under ceil_mode too (loom/sdk/window.h).
+      {"MaxPool", {1, 2, 9, 10}, {2, 2}, {2, 2}, {}, {}, 1, 0, "VALID"},
+      {"AveragePool", {1, 3, 8, 9}, {3, 3}, {2, 2}, {}, {}, 1, 0, "VALID"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const PoolCase& c = cases[i];

@@ -1,6 +1,6 @@
 // Host-side helpers of the CUDA EP's convolution and pooling kernels, on
-// the CPU: window geometry against hand-computed cases and the reference
-// EP's rules, the cuDNN plans (pre-pad for asymmetric pads, unpadded run +
+// the CPU: the SDK's window geometry (loom/sdk/window.h, as the kernels
+// call it) against hand-computed cases, the cuDNN plans (pre-pad for asymmetric pads, unpadded run +
 // crop for ConvTranspose) against naive 1-D convolutions, the window copy
 // and pooling taps against naive loops, the cuDNN shape lifting and the
 // algorithm cache key.
@@ -12,6 +12,7 @@
 
 #include "kernels/conv_geometry.h"
 #include "kernels/conv_index.h"
+#include "loom/sdk/window.h"
 
 namespace loom {
 namespace {
@@ -31,51 +32,59 @@ WindowAttrs attrs(Dims strides, Dims pads, AutoPad auto_pad = AutoPad::kNotSet, 
   return a;
 }
 
+// The SDK's resolution as the CUDA kernels call it.
+cuda::Window resolve(const WindowAttrs& a, const Dims& in, const Dims& kernel) {
+  return sdk::resolve_window(a, in, kernel, "cuda Conv");
+}
+cuda::TransposeWindow resolve_transpose(const cuda::TransposeAttrs& t, const Dims& in, const Dims& kernel) {
+  return sdk::resolve_conv_transpose(t, in, kernel, "cuda ConvTranspose");
+}
+
 TEST(CudaConvHost, ForwardWindowSizes) {
-  auto g = cuda::resolve_window(attrs({2}, {1, 1}), {5}, {3});
+  auto g = resolve(attrs({2}, {1, 1}), {5}, {3});
   EXPECT_EQ(g.out, Dims{3});
   // ceil_mode adds a window only where it starts inside input + leading pad.
-  g = cuda::resolve_window(attrs({2}, {0, 0}, AutoPad::kNotSet, true), {6}, {3});
+  g = resolve(attrs({2}, {0, 0}, AutoPad::kNotSet, true), {6}, {3});
   EXPECT_EQ(g.out, Dims{3});
-  g = cuda::resolve_window(attrs({2}, {0, 0}, AutoPad::kNotSet, false), {6}, {3});
+  g = resolve(attrs({2}, {0, 0}, AutoPad::kNotSet, false), {6}, {3});
   EXPECT_EQ(g.out, Dims{2});
-  g = cuda::resolve_window(attrs({2}, {1, 1}, AutoPad::kNotSet, true), {5}, {2});
+  g = resolve(attrs({2}, {1, 1}, AutoPad::kNotSet, true), {5}, {2});
   EXPECT_EQ(g.out, Dims{3});  // the 4th window would start in the trailing pad
   // SAME: out = ceil(in / stride), the odd pad at the end (UPPER) or start (LOWER).
-  g = cuda::resolve_window(attrs({2}, {}, AutoPad::kSameUpper), {6}, {3});
+  g = resolve(attrs({2}, {}, AutoPad::kSameUpper), {6}, {3});
   EXPECT_EQ(g.out, Dims{3});
   EXPECT_EQ(g.pad_begin, Dims{0});
   EXPECT_EQ(g.pad_end, Dims{1});
-  g = cuda::resolve_window(attrs({2}, {}, AutoPad::kSameLower), {6}, {3});
+  g = resolve(attrs({2}, {}, AutoPad::kSameLower), {6}, {3});
   EXPECT_EQ(g.pad_begin, Dims{1});
   EXPECT_EQ(g.pad_end, Dims{0});
-  g = cuda::resolve_window(attrs({1, 1}, {}, AutoPad::kSameUpper, false, {2, 1}), {7, 4}, {3, 2});
+  g = resolve(attrs({1, 1}, {}, AutoPad::kSameUpper, false, {2, 1}), {7, 4}, {3, 2});
   EXPECT_EQ(g.out, (Dims{7, 4}));
   EXPECT_EQ(g.pad_begin, (Dims{2, 0}));
   EXPECT_EQ(g.pad_end, (Dims{2, 1}));
   // VALID ignores pads.
-  g = cuda::resolve_window(attrs({2}, {1, 1}, AutoPad::kValid), {7}, {3});
+  g = resolve(attrs({2}, {1, 1}, AutoPad::kValid), {7}, {3});
   EXPECT_EQ(g.out, Dims{3});
   EXPECT_EQ(g.pad_begin, Dims{0});
   // Defaults: strides and dilations 1, no pads; kernel_shape from the attribute.
   WindowAttrs pool;
   pool.kernel = {2, 3};
-  g = cuda::resolve_window(pool, {4, 5}, {});
+  g = resolve(pool, {4, 5}, {});
   EXPECT_EQ(g.out, (Dims{3, 3}));
 }
 
 TEST(CudaConvHost, ForwardWindowErrors) {
-  EXPECT_THROW(cuda::resolve_window(attrs({1}, {0, 0}), {2}, {3}), std::invalid_argument);
-  EXPECT_THROW(cuda::resolve_window(attrs({0}, {0, 0}), {5}, {3}), std::invalid_argument);
-  EXPECT_THROW(cuda::resolve_window(attrs({1}, {-1, 0}), {5}, {3}), std::invalid_argument);
-  EXPECT_THROW(cuda::resolve_window(attrs({1}, {0}), {5}, {3}), std::invalid_argument);
-  EXPECT_THROW(cuda::resolve_window(attrs({1, 1}, {}), {5}, {3}), std::invalid_argument);
+  EXPECT_THROW(resolve(attrs({1}, {0, 0}), {2}, {3}), sdk::Error);
+  EXPECT_THROW(resolve(attrs({0}, {0, 0}), {5}, {3}), sdk::Error);
+  EXPECT_THROW(resolve(attrs({1}, {-1, 0}), {5}, {3}), sdk::Error);
+  EXPECT_THROW(resolve(attrs({1}, {0}), {5}, {3}), sdk::Error);
+  EXPECT_THROW(resolve(attrs({1, 1}, {}), {5}, {3}), sdk::Error);
   WindowAttrs a;
   a.kernel = {2};
-  EXPECT_THROW(cuda::resolve_window(a, {5}, {3}), std::invalid_argument);  // kernel_shape disagrees with W
-  EXPECT_THROW(cuda::resolve_window(attrs({1}, {0, 0}), {5}, {INT64_MAX}), std::invalid_argument);
-  EXPECT_THROW(cuda::parse_auto_pad("SAME"), std::invalid_argument);
-  EXPECT_EQ(cuda::parse_auto_pad(""), AutoPad::kNotSet);
+  EXPECT_THROW(resolve(a, {5}, {3}), sdk::Error);  // kernel_shape disagrees with W
+  EXPECT_THROW(resolve(attrs({1}, {0, 0}), {5}, {INT64_MAX}), sdk::Error);
+  EXPECT_THROW(sdk::parse_auto_pad("SAME", "cuda Conv"), sdk::Error);
+  EXPECT_EQ(sdk::parse_auto_pad("", "cuda Conv"), AutoPad::kNotSet);
 }
 
 cuda::TransposeAttrs transpose_attrs(Dims strides, Dims pads, Dims output_padding = {}, Dims output_shape = {},
@@ -88,26 +97,26 @@ cuda::TransposeAttrs transpose_attrs(Dims strides, Dims pads, Dims output_paddin
 }
 
 TEST(CudaConvHost, TransposeWindowSizes) {
-  auto g = cuda::resolve_conv_transpose(transpose_attrs({2}, {}), {3}, {2});
+  auto g = resolve_transpose(transpose_attrs({2}, {}), {3}, {2});
   EXPECT_EQ(g.out, Dims{6});
-  g = cuda::resolve_conv_transpose(transpose_attrs({2}, {1, 1}, {1}), {3}, {3});
+  g = resolve_transpose(transpose_attrs({2}, {1, 1}, {1}), {3}, {3});
   EXPECT_EQ(g.out, Dims{6});  // 2 * 2 + 1 + 3 - 2
   // output_shape fixes the size; pads follow, extra at the start unless SAME_UPPER.
-  g = cuda::resolve_conv_transpose(transpose_attrs({2}, {}, {}, {1, 1, 8}), {3}, {3});
+  g = resolve_transpose(transpose_attrs({2}, {}, {}, {1, 1, 8}), {3}, {3});
   EXPECT_EQ(g.out, Dims{8});
   EXPECT_EQ(g.pad_begin, Dims{0});
   EXPECT_EQ(g.pad_end, Dims{-1});
-  g = cuda::resolve_conv_transpose(transpose_attrs({2}, {}, {}, {}, AutoPad::kSameUpper), {3}, {3});
+  g = resolve_transpose(transpose_attrs({2}, {}, {}, {}, AutoPad::kSameUpper), {3}, {3});
   EXPECT_EQ(g.out, Dims{6});
   EXPECT_EQ(g.pad_begin, Dims{0});
   EXPECT_EQ(g.pad_end, Dims{1});
-  g = cuda::resolve_conv_transpose(transpose_attrs({2}, {}, {}, {}, AutoPad::kSameLower), {3}, {3});
+  g = resolve_transpose(transpose_attrs({2}, {}, {}, {}, AutoPad::kSameLower), {3}, {3});
   EXPECT_EQ(g.pad_begin, Dims{1});
   EXPECT_EQ(g.pad_end, Dims{0});
-  g = cuda::resolve_conv_transpose(transpose_attrs({2}, {}, {}, {}, AutoPad::kValid, {2}), {3}, {3});
+  g = resolve_transpose(transpose_attrs({2}, {}, {}, {}, AutoPad::kValid, {2}), {3}, {3});
   EXPECT_EQ(g.out, Dims{9});
-  EXPECT_THROW(cuda::resolve_conv_transpose(transpose_attrs({2}, {4, 4}), {3}, {2}), std::invalid_argument);
-  EXPECT_THROW(cuda::resolve_conv_transpose(transpose_attrs({2, 2}, {}), {3}, {2}), std::invalid_argument);
+  EXPECT_THROW(resolve_transpose(transpose_attrs({2}, {4, 4}), {3}, {2}), sdk::Error);
+  EXPECT_THROW(resolve_transpose(transpose_attrs({2, 2}, {}), {3}, {2}), sdk::Error);
 }
 
 // ONNX ConvTranspose in 1-D, straight from its definition: input i, tap k
@@ -158,8 +167,8 @@ TEST(CudaConvHost, TransposePlanMatchesDefinition) {
                   if (mode == 3) t.output_shape = {in * s + pb - pe + 1};  // may exceed the full size
                   cuda::TransposeWindow g;
                   try {
-                    g = cuda::resolve_conv_transpose(t, {in}, {k});
-                  } catch (const std::invalid_argument&) {
+                    g = resolve_transpose(t, {in}, {k});
+                  } catch (const sdk::Error&) {
                     continue;  // negative output size
                   }
                   if (g.out[0] == 0) continue;
@@ -214,8 +223,8 @@ TEST(CudaConvHost, ForwardPlanMatchesDefinition) {
               for (AutoPad ap : {AutoPad::kNotSet, AutoPad::kSameUpper, AutoPad::kSameLower, AutoPad::kValid}) {
                 cuda::Window g;
                 try {
-                  g = cuda::resolve_window(attrs({s}, {pb, pe}, ap, false, {d}), {in}, {k});
-                } catch (const std::invalid_argument&) {
+                  g = resolve(attrs({s}, {pb, pe}, ap, false, {d}), {in}, {k});
+                } catch (const sdk::Error&) {
                   continue;
                 }
                 std::vector<double> x, w;
@@ -242,9 +251,9 @@ TEST(CudaConvHost, ForwardPlanMatchesDefinition) {
 }
 
 TEST(CudaConvHost, PlansChooseDirectWhereCudnnCan) {
-  auto g = cuda::resolve_window(attrs({1, 1}, {1, 1, 1, 1}), {5, 5}, {3, 3});
+  auto g = resolve(attrs({1, 1}, {1, 1, 1, 1}), {5, 5}, {3, 3});
   EXPECT_FALSE(cuda::plan_conv_forward(g).prepad);
-  g = cuda::resolve_window(attrs({1, 1}, {0, 1, 1, 2}), {5, 5}, {3, 3});
+  g = resolve(attrs({1, 1}, {0, 1, 1, 2}), {5, 5}, {3, 3});
   auto f = cuda::plan_conv_forward(g);
   EXPECT_TRUE(f.prepad);
   EXPECT_EQ(f.pads, (Dims{0, 1}));
@@ -252,16 +261,16 @@ TEST(CudaConvHost, PlansChooseDirectWhereCudnnCan) {
   EXPECT_EQ(f.pre_end, (Dims{1, 1}));
   EXPECT_EQ(f.padded_in, (Dims{6, 6}));
   // A pad as large as the kernel is pre-padded whole.
-  g = cuda::resolve_window(attrs({1}, {2, 2}), {5}, {1});
+  g = resolve(attrs({1}, {2, 2}), {5}, {1});
   f = cuda::plan_conv_forward(g);
   EXPECT_EQ(f.pads, Dims{0});
   EXPECT_EQ(f.pre_begin, Dims{2});
   // PP-OCR's ConvTranspose: 2x2 stride 2, no pads: direct.
-  auto t = cuda::resolve_conv_transpose(transpose_attrs({2, 2}, {}), {7, 9}, {2, 2});
+  auto t = resolve_transpose(transpose_attrs({2, 2}, {}), {7, 9}, {2, 2});
   EXPECT_TRUE(cuda::plan_conv_transpose(t).direct);
-  t = cuda::resolve_conv_transpose(transpose_attrs({2}, {1, 1}, {1}), {5}, {3});
+  t = resolve_transpose(transpose_attrs({2}, {1, 1}, {1}), {5}, {3});
   EXPECT_TRUE(cuda::plan_conv_transpose(t).direct);
-  t = cuda::resolve_conv_transpose(transpose_attrs({2}, {0, 1}), {5}, {3});
+  t = resolve_transpose(transpose_attrs({2}, {0, 1}), {5}, {3});
   auto p = cuda::plan_conv_transpose(t);
   EXPECT_FALSE(p.direct);
   EXPECT_EQ(p.full, Dims{11});
@@ -309,8 +318,8 @@ TEST(CudaConvHost, PoolTapsMatchReference) {
                 a.kernel = {k};
                 cuda::Window g;
                 try {
-                  g = cuda::resolve_window(a, {in}, {});
-                } catch (const std::invalid_argument&) {
+                  g = resolve(a, {in}, {});
+                } catch (const sdk::Error&) {
                   continue;
                 }
                 const cuda::PoolGeometry pg = cuda::make_pool_geometry(g, 6);

@@ -9,3 +9,4 @@
 #include "loom/sdk/node.h"
 #include "loom/sdk/tensor.h"
 #include "loom/sdk/value.h"
+#include "loom/sdk/window.h"
