@@ -69,6 +69,9 @@ SupportVerdict check_conv(const NodeSpec& n) {
   return yes(OpRole::kAnchor);
 }
 
+// Pooling windows over inputs of unknown size claimed at most this wide.
+constexpr int64_t kMaxUnknownPoolKernel = 4096;
+
 SupportVerdict check_pool(const NodeSpec& n) {
   if (!rank_is(n, 0, 4)) return no("only 2-D pooling (rank-4 input) is compiled");
   if (n.used_output_count() != 1) return no("MaxPool Indices output is left to the reference EP");
@@ -80,6 +83,15 @@ SupportVerdict check_pool(const NodeSpec& n) {
   const auto dil = n.attr_ints("dilations", {1, 1});
   for (size_t i = 0; i < 4; ++i)
     if (pads[i] >= (kernel[i % 2] - 1) * dil[i % 2] + 1) return no("pads must be smaller than the kernel");
+  // oneDNN visits every kernel position of every window, padding included;
+  // the reference EP visits only the taps inside the input, so a window
+  // larger than the input (SAME pads around a 2^62 kernel) stays there.
+  const auto& x = n.input_shapes.empty() ? std::nullopt : n.input_shapes[0];
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t in = x && x->size() == 4 ? (*x)[2 + i] : -1;
+    if (kernel[i] > (in >= 0 ? in : kMaxUnknownPoolKernel))
+      return no("a pooling window larger than its input is left to the reference EP");
+  }
   if (n.op_type == "AveragePool") {
     if (!n.attr_ints("dilations").empty()) return no("AveragePool dilations are left to the reference EP");
     if (n.attr_int("ceil_mode", 0) && n.attr_int("count_include_pad", 0))

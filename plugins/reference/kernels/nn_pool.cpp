@@ -24,8 +24,17 @@ enum class PoolKind { kMax, kAverage, kLp };
 // the input, and the number of taps inside input + pads (count_include_pad).
 struct WindowBox {
   Shape start, k_lo, k_hi;
-  int64_t valid = 0, padded = 0;
+  int64_t valid = 0;  // taps inside the input (at most its size)
+  double padded = 0;  // taps inside input + pads: a product of kernel dims, which may pass int64
 };
+
+// Taps k in [0, kernel) with k * dilation < limit: ceil(limit / dilation),
+// by division (a window of 2^62 taps must not be stepped through).
+int64_t taps_below(int64_t limit, int64_t dilation, int64_t kernel) {
+  if (limit <= 0) return 0;
+  const int64_t taps = limit / dilation + (limit % dilation != 0 ? 1 : 0);
+  return std::min(taps, kernel);
+}
 
 WindowBox window_box(const WindowGeometry& g, const Shape& oidx) {
   const size_t r = g.rank();
@@ -36,16 +45,17 @@ WindowBox window_box(const WindowGeometry& g, const Shape& oidx) {
   b.valid = 1;
   b.padded = 1;
   for (size_t d = 0; d < r; ++d) {
-    const int64_t s = oidx[d] * g.strides[d] - g.pad_begin[d], dil = g.dilations[d];
-    int64_t lo = 0, hi = g.kernel[d], pad_hi = 0;
-    while (lo < hi && s + lo * dil < 0) ++lo;
-    while (hi > lo && s + (hi - 1) * dil >= g.in[d]) --hi;
-    while (pad_hi < g.kernel[d] && s + pad_hi * dil < g.in[d] + g.pad_end[d]) ++pad_hi;
+    // s >= -pad_begin, and in - s, in + pad_end - s stay within the padded
+    // extent the geometry checked, so none of this overflows.
+    const int64_t s = oidx[d] * g.strides[d] - g.pad_begin[d], dil = g.dilations[d], k = g.kernel[d];
+    const int64_t lo = s >= 0 ? 0 : std::min(k, -s / dil + (-s % dil != 0 ? 1 : 0));  // first tap at >= 0
+    const int64_t hi = std::max(lo, taps_below(g.in[d] - s, dil, k));                  // taps before the input's end
+    const int64_t pad_hi = taps_below(g.in[d] + g.pad_end[d] - s, dil, k);             // taps before the padding's end
     b.start[d] = s;
     b.k_lo[d] = lo;
     b.k_hi[d] = hi;
     b.valid *= hi - lo;
-    b.padded *= pad_hi;
+    b.padded *= static_cast<double>(pad_hi);
   }
   return b;
 }
@@ -179,8 +189,8 @@ class Pool {
             } else if (kind_ == PoolKind::kAverage) {
               double sum = 0;
               for_each_tap(g, in_st, b, coord, [&](int64_t off, const Shape&) { sum += static_cast<double>(xp[off]); });
-              const int64_t count = count_include_pad_ ? b.padded : b.valid;
-              py[pl * os + o] = static_cast<T>(static_cast<C>(count > 0 ? sum / static_cast<double>(count) : 0.0));
+              const double count = count_include_pad_ ? b.padded : static_cast<double>(b.valid);
+              py[pl * os + o] = static_cast<T>(static_cast<C>(count > 0 ? sum / count : 0.0));
             } else {
               double sum = 0;
               for_each_tap(g, in_st, b, coord, [&](int64_t off, const Shape&) {

@@ -176,6 +176,24 @@ std::vector<Case> cases() {
                  m.float_initializer("t", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
                  add_node(m, "AveragePool", {"t"}, [](auto& n) { testing::add_ints_attr(n, "kernel_shape", {k2e62, k2e62}); });
                }});
+  // Legal: SAME pads make every window fit; each window's taps are found
+  // by division (stepping through 2^62 kernel positions never ended).
+  c.push_back({"average pool SAME kernel 2^62", "AveragePool", [=](auto& m) {
+                 m.float_initializer("t", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
+                 add_node(m, "AveragePool", {"t"}, [](auto& n) {
+                   testing::add_ints_attr(n, "kernel_shape", {k2e62, k2e62});
+                   testing::add_string_attr(n, "auto_pad", "SAME_UPPER");
+                   testing::add_int_attr(n, "count_include_pad", 1);
+                 });
+               }, 17, false});
+  c.push_back({"max pool SAME kernel 2^62 dilated", "MaxPool", [=](auto& m) {
+                 m.float_initializer("t", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
+                 add_node(m, "MaxPool", {"t"}, [](auto& n) {
+                   testing::add_ints_attr(n, "kernel_shape", {k2e62, 3});
+                   testing::add_ints_attr(n, "dilations", {1, 2});
+                   testing::add_string_attr(n, "auto_pad", "SAME_LOWER");
+                 });
+               }, 17, false});
   c.push_back({"max unpool strides 2^62", "MaxUnpool", [=](auto& m) {
                  m.float_initializer("t", {1, 1, 2, 2}, {1, 2, 3, 4});
                  m.int64_initializer("idx", {1, 1, 2, 2}, {0, 1, 2, 3});
