@@ -70,7 +70,7 @@ ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std
     win.dilations = tw.dilations;
     win.pad_begin = tw.pad_begin;
     win.pad_end = tw.pad_end;
-    win.output = tw.out;
+    win.out = tw.out;
     for (size_t i = 0; i < tw.rank(); ++i) {
       if (tw.pad_begin[i] < 0 || tw.pad_end[i] < 0 || tw.output_padding[i] < 0)
         n.fail("pads and output_padding must be non-negative");
@@ -80,7 +80,7 @@ ConvShape conv_shape(const NodeSpec& n, const std::vector<int64_t>& x, const std
       if (tw.out[i] < 1) n.fail("output size below 1");
     }
   }
-  s.dst_dims = {x[0], s.out_channels, s.window.output[0], s.window.output[1]};
+  s.dst_dims = {x[0], s.out_channels, s.window.out[0], s.window.out[1]};
   return s;
 }
 

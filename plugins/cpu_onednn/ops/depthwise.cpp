@@ -356,7 +356,7 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
     if (stride != 1 && stride != 2) return std::nullopt;
   const std::optional<std::vector<float>> bias = constant_conv_bias(b, n, channels);
   if (!bias) return std::nullopt;
-  Geometry g{xd[2], xd[3], channels, win.output[0], win.output[1], win.strides[0], win.strides[1],
+  Geometry g{xd[2], xd[3], channels, win.out[0], win.out[1], win.strides[0], win.strides[1],
              win.pad_begin[0], win.pad_begin[1], -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
   // Only a lone clamp may follow: oneDNN fuses longer chains (PP-OCR's
   // per-channel Mul / Add and HardSwish after each depthwise convolution) as

@@ -21,14 +21,14 @@ size_t build_pool(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
     w.kernel = {d[2], d[3]};
     w.strides = w.dilations = {1, 1};
     w.pad_begin = w.pad_end = {0, 0};
-    w.output = {1, 1};
+    w.out = {1, 1};
   } else {
     w = forward_window(n, {d[2], d[3]}, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
   }
   const dnnl::algorithm alg = is_max ? dnnl::algorithm::pooling_max
                               : n.attr_int("count_include_pad", 0) ? dnnl::algorithm::pooling_avg_include_padding
                                                                    : dnnl::algorithm::pooling_avg_exclude_padding;
-  const std::vector<int64_t> dst_dims = {d[0], d[1], w.output[0], w.output[1]};
+  const std::vector<int64_t> dst_dims = {d[0], d[1], w.out[0], w.out[1]};
   const dnnl::memory::data_type type = b.desc(x).data_type();
   auto make = [&](const dnnl::memory::desc& src) {
     dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src,

@@ -18,25 +18,18 @@ Window forward_window(const NodeSpec& n, const std::vector<int64_t>& input, cons
   sdk::WindowAttrs a = window_attrs(n);
   a.ceil_mode = ceil_mode;
   const std::string op = error_prefix(n);
-  const sdk::Window g = sdk::resolve_window(a, input, kernel, op);
-  Window w;
-  w.kernel = g.kernel;
-  w.strides = g.strides;
-  w.dilations = g.dilations;
-  w.pad_begin = g.pad_begin;
-  w.pad_end = g.pad_end;
-  w.output = g.out;
-  for (int64_t o : g.out)
+  Window w(sdk::resolve_window(a, input, kernel, op));
+  for (int64_t o : w.out)
     if (o == 0) n.fail("empty output (a spatial dim of the input is empty)");
   if (!ceil_mode) return w;
   // oneDNN wants in + pad_begin + pad_end to cover every window: the end
   // padding grows to where the last one ends. (A no-op for SAME_*.)
   const std::string what = "window of " + n.label();
-  for (size_t i = 0; i < g.rank(); ++i) {
-    const int64_t extent = sdk::checked_add(sdk::checked_mul(g.kernel[i] - 1, g.dilations[i], what), 1, what);
-    const int64_t last_start = sdk::checked_mul(g.out[i] - 1, g.strides[i], what);
+  for (size_t i = 0; i < w.rank(); ++i) {
+    const int64_t extent = sdk::checked_add(sdk::checked_mul(w.kernel[i] - 1, w.dilations[i], what), 1, what);
+    const int64_t last_start = sdk::checked_mul(w.out[i] - 1, w.strides[i], what);
     // last_start < in + pad_begin, so this is below extent: no overflow.
-    w.pad_end[i] = std::max(w.pad_end[i], last_start - g.pad_begin[i] - g.in[i] + extent);
+    w.pad_end[i] = std::max(w.pad_end[i], last_start - w.pad_begin[i] - w.in[i] + extent);
   }
   return w;
 }

@@ -5,16 +5,18 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "node_spec.h"
 
 namespace loom::onednn {
 
-struct Window {
-  std::vector<int64_t> kernel, strides, dilations;  // ONNX dilations (1 = dense)
-  std::vector<int64_t> pad_begin, pad_end;
-  std::vector<int64_t> output;                      // spatial output sizes
+// The SDK's resolved geometry (ONNX dilations: 1 = dense; `out`: spatial
+// output sizes), with what oneDNN reads differently.
+struct Window : sdk::Window {
+  Window() = default;
+  explicit Window(sdk::Window g) : sdk::Window(std::move(g)) {}
 
   // oneDNN counts dilation from 0.
   std::vector<int64_t> dnnl_dilations() const {
