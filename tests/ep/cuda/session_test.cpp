@@ -1,7 +1,8 @@
 // The CUDA EP inside whole sessions on a GPU: a model split between GPU and
 // CPU (copies and one host wait, per the plan), concurrent runs of one
 // session bit-identical to a single thread, and no device memory kept
-// across 100 session create / run / destroy cycles (cudaMemGetInfo).
+// across 100 session create / run / destroy cycles (cudaMemGetInfo), and
+// kernel scratch bounded by the run's limits.
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
@@ -100,6 +101,43 @@ size_t free_device_bytes() {
   if (fn == nullptr || fn(&free, &total) != 0) free = 0;
   dlclose(rt);
   return free;
+}
+
+// The EP's working memory comes from the host (LOOM_HostApi::kernel_scratch)
+// and counts against the run's limits: a Conv whose asymmetric end pads are
+// applied by copying X into a pre-padded 600x600 buffer (1.4 MB) is refused
+// under a 1 MiB tensor limit, although X, W and Y are each under it. A pad
+// small enough keeps the buffer under the limit and runs.
+TEST(CudaSession, ScratchCountsAgainstTheTensorLimit) {
+  LOOM_SKIP_WITHOUT_GPU();
+  Config c;
+  c.providers = {"cuda"};
+  c.fallback = FallbackPolicy::kDeny;
+  c.max_tensor_mb = 1;
+  auto env = testing::make_env(c);
+  ASSERT_TRUE(env);
+  auto model = [](int64_t end_pad) {
+    testing::ModelBuilder m;
+    m.input("x", kFloat, {1, 1, 400, 400});
+    m.float_initializer("w", {1, 1, 1, 1}, {2.0f});
+    auto& n = m.node("Conv", {"x", "w"}, {"y"}, "padded_conv");
+    testing::add_ints_attr(n, "pads", {0, 0, end_pad, end_pad});
+    testing::add_ints_attr(n, "strides", {2, 2});
+    m.output("y", kFloat, {-1, -1, -1, -1});
+    return m.bytes();
+  };
+  const std::map<std::string, Tensor> feeds = {{"x", random_tensor(DType::kFloat, {1, 1, 400, 400}, 5)}};
+  auto big = make_session(env, model(200));
+  ASSERT_TRUE(big);
+  auto refused = big->run(feeds);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.status().code(), StatusCode::kOutOfMemory) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("limits.max_tensor_mb (1 MiB)"), std::string::npos)
+      << refused.status().message();
+  auto small = make_session(env, model(8));
+  ASSERT_TRUE(small);
+  auto ran = small->run(feeds);
+  EXPECT_TRUE(ran.has_value()) << ran.status().message();
 }
 
 TEST(CudaSession, NoDeviceMemoryKeptAcrossSessions) {
