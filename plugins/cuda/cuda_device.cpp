@@ -17,9 +17,11 @@ struct EventState {
 bool is_device(const LOOM_MemoryInfo* m) { return m != nullptr && sdk::from_view(m->name) == kMemoryName; }
 bool is_host(const LOOM_MemoryInfo* m) { return m != nullptr && sdk::from_view(m->name) == "cpu"; }
 
+int device_of(void* state) { return static_cast<DeviceObjects::TransferState*>(state)->device; }
+
 void* device_alloc(void* state, uint64_t bytes, uint64_t) {
   // cudaMalloc aligns to at least 256 bytes, more than any kernel asks.
-  const int device = *static_cast<int*>(state);
+  const int device = device_of(state);
   // A virtual device hands out host memory, so a run gets as far as its
   // first copy or launch and fails there with kVirtualDeviceMessage rather
   // than with a bare allocation failure.
@@ -43,8 +45,8 @@ void* device_alloc(void* state, uint64_t bytes, uint64_t) {
 
 void device_free(void* state, void* p) {
   if (p == nullptr) return;
-  if (*static_cast<int*>(state) < 0) return std::free(p);
-  cudaSetDevice(*static_cast<int*>(state));
+  if (device_of(state) < 0) return std::free(p);
+  cudaSetDevice(device_of(state));
   cudaFree(p);
 }
 
@@ -52,19 +54,23 @@ int32_t can_copy(void*, const LOOM_MemoryInfo* src, const LOOM_MemoryInfo* dst) 
   return (is_device(src) || is_host(src)) && (is_device(dst) || is_host(dst)) && (is_device(src) || is_device(dst));
 }
 
-// On a stream, cudaMemcpyAsync from pageable host memory returns once the
-// source is staged, and to pageable host memory once the copy is done: both
-// keep the contract of LOOM_DataTransfer_Copy_Args.
+// On a stream, host <-> device copies go through pinned staging blocks
+// (the source may be reused at once; a host destination is written when the
+// stream gets there), keeping the contract of LOOM_DataTransfer_Copy_Args.
 LOOM_Status* copy(void* state, const LOOM_DataTransfer_Copy_Args* a) {
   if (!can_copy(state, a->src_memory, a->dst_memory))
     return sdk::make_status(LOOM_STATUS_INVALID_ARGUMENT, "cuda: cannot copy between these memories");
-  if (*static_cast<int*>(state) < 0) return sdk::make_status(LOOM_STATUS_NOT_IMPLEMENTED, kVirtualDeviceMessage);
-  if (LOOM_Status* s = status_of(cudaSetDevice(*static_cast<int*>(state)), "cudaSetDevice")) return s;
+  auto& st = *static_cast<DeviceObjects::TransferState*>(state);
+  if (st.device < 0) return sdk::make_status(LOOM_STATUS_NOT_IMPLEMENTED, kVirtualDeviceMessage);
+  if (LOOM_Status* s = status_of(cudaSetDevice(st.device), "cudaSetDevice")) return s;
   const cudaMemcpyKind kind = is_host(a->src_memory)   ? cudaMemcpyHostToDevice
                               : is_host(a->dst_memory) ? cudaMemcpyDeviceToHost
                                                        : cudaMemcpyDeviceToDevice;
   if (a->stream == nullptr) return status_of(cudaMemcpy(a->dst, a->src, a->bytes, kind), "cudaMemcpy");
-  return status_of(cudaMemcpyAsync(a->dst, a->src, a->bytes, kind, native(a->stream)), "cudaMemcpyAsync");
+  const cudaStream_t stream = native(a->stream);
+  if (kind == cudaMemcpyHostToDevice) return st.pinned->to_device(a->dst, a->src, a->bytes, stream);
+  if (kind == cudaMemcpyDeviceToHost) return st.pinned->to_host(a->dst, a->src, a->bytes, stream);
+  return status_of(cudaMemcpyAsync(a->dst, a->src, a->bytes, kind, stream), "cudaMemcpyAsync");
 }
 
 }  // namespace
@@ -73,21 +79,24 @@ cudaStream_t native(LOOM_Stream* stream) {
   return stream == nullptr ? nullptr : static_cast<StreamResources*>(stream->state)->stream();
 }
 
-// The allocator and transfer read their device from `state_device_`: -1 on
-// a virtual device, which they refuse.
-DeviceObjects::DeviceObjects(int device, bool is_virtual)
-    : device_(device), virtual_(is_virtual), state_device_(is_virtual ? -1 : device) {
+// The allocator and transfer read their device from `transfer_state_`: -1
+// on a virtual device, which they refuse (and which stages nothing).
+DeviceObjects::DeviceObjects(int device, bool is_virtual, size_t staging_bytes)
+    : device_(device),
+      virtual_(is_virtual),
+      transfer_state_{is_virtual ? -1 : device,
+                      std::make_unique<PinnedTransfer>(device, is_virtual ? 0 : staging_bytes)} {
   memory_.struct_size = LOOM_MemoryInfo_STRUCT_SIZE;
   memory_.name = sdk::to_view(kMemoryName);
   memory_.device_id = device;
   memory_.host_accessible = 0;
   allocator_.struct_size = LOOM_Allocator_STRUCT_SIZE;
-  allocator_.state = &state_device_;
+  allocator_.state = &transfer_state_;
   allocator_.memory = &memory_;
   allocator_.alloc = device_alloc;
   allocator_.free = device_free;
   transfer_.struct_size = LOOM_DataTransfer_STRUCT_SIZE;
-  transfer_.state = &state_device_;
+  transfer_.state = &transfer_state_;
   transfer_.can_copy = can_copy;
   transfer_.copy = copy;
 }

@@ -7,7 +7,11 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
+#include <memory>
+
 #include "loom/sdk.h"
+#include "pinned_transfer.h"
 
 namespace loom::cuda {
 
@@ -24,8 +28,9 @@ class DeviceObjects {
  public:
   // `is_virtual`: no GPU behind it; allocations and copies fail with
   // kVirtualDeviceMessage, and no streams are made (so the host plans it
-  // as a synchronous device).
-  DeviceObjects(int device, bool is_virtual);
+  // as a synchronous device). Copies on a stream go through up to
+  // `staging_bytes` of page-locked host memory (pinned_transfer.h).
+  DeviceObjects(int device, bool is_virtual, size_t staging_bytes);
   int device() const { return device_; }
   const LOOM_MemoryInfo* memory() const { return &memory_; }
   const LOOM_Allocator* allocator() const { return &allocator_; }
@@ -33,11 +38,18 @@ class DeviceObjects {
   LOOM_Stream* create_stream() const;
   LOOM_Event* create_event() const;
   bool is_virtual() const { return virtual_; }
+  StagingStats staging_stats() const { return transfer_state_.pinned->stats(); }
+
+  // What the allocator and transfer read.
+  struct TransferState {
+    int device;  // -1 when virtual
+    std::unique_ptr<PinnedTransfer> pinned;
+  };
 
  private:
   int device_;
   bool virtual_;
-  int state_device_;  // what the allocator and transfer read: -1 when virtual
+  TransferState transfer_state_;
   LOOM_MemoryInfo memory_{};
   LOOM_Allocator allocator_{};
   LOOM_DataTransfer transfer_{};

@@ -6,6 +6,7 @@ namespace loom::cuda {
 namespace {
 
 constexpr char kProvider[] = "cuda";
+constexpr int kMaxStagingMb = 65536;
 
 [[noreturn]] void bad_option(const std::string& key, const std::string& value, const char* expected) {
   plugin_options::bad_option(kProvider, key, value, expected);
@@ -43,11 +44,15 @@ EpOptions parse_ep_options(const sdk::Options& options) {
       if (value == "fp32") parsed.precision = Precision::kFloat32;
       else if (value == "fp16") parsed.precision = Precision::kFloat16;
       else bad_option(key, value, "fp32 or fp16");
+    } else if (key == "pinned_staging_mb") {
+      parsed.pinned_staging_mb = parse_index(key, value);
+      if (parsed.pinned_staging_mb > kMaxStagingMb) bad_option(key, value, "at most 65536 (64 GiB)");
     } else if (key == "intra_op_threads") {
       // Host threads: the EP's work runs on the device.
     } else {
       throw sdk::Error("cuda: unknown option '" + key +
-                           "' (known: virtual_device, device_id, use_tf32, cudnn_conv_algo_search, precision)",
+                           "' (known: virtual_device, device_id, use_tf32, cudnn_conv_algo_search, precision, "
+                           "pinned_staging_mb)",
                        LOOM_STATUS_INVALID_ARGUMENT);
     }
   }

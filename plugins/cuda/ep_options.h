@@ -32,6 +32,11 @@ struct EpOptions {
   // with float accumulation (kernels/half_operands.h); the other ops, and
   // the model's inputs and outputs, stay float32.
   Precision precision = Precision::kFloat32;
+  // `pinned_staging_mb` (default 64; 0 turns staging off): page-locked host
+  // memory that copies between host and device on a run's stream go
+  // through (pinned_transfer.h), in 8 MiB chunks; a copy finding it all in
+  // use waits for the oldest chunk. Held per EP, given back when the EP goes.
+  int pinned_staging_mb = 64;
 };
 
 // Throws sdk::Error (INVALID_ARGUMENT) naming the option on a bad value or

@@ -94,6 +94,19 @@ TEST(CudaVirtualDevice, Fp16PrecisionIsAnOption) {
   EXPECT_NE(no_device_reason(*bad).find("precision must be fp32 or fp16"), std::string::npos) << no_device_reason(*bad);
 }
 
+TEST(CudaVirtualDevice, PinnedStagingIsAnOption) {
+  auto env = virtual_env({{"pinned_staging_mb", "0"}});
+  ASSERT_TRUE(env);
+  EXPECT_EQ(no_device_reason(*env), "");
+  auto s = Session::create_from_bytes(env, shape_chain_model());
+  EXPECT_TRUE(s.has_value()) << s.status().message();
+  for (const std::string bad : {"-1", "lots", "70000"}) {
+    auto e = virtual_env({{"pinned_staging_mb", bad}});
+    ASSERT_TRUE(e);
+    EXPECT_NE(no_device_reason(*e).find("pinned_staging_mb must be"), std::string::npos) << no_device_reason(*e);
+  }
+}
+
 TEST(CudaVirtualDevice, BadOptionValueIsNamed) {
   auto env = virtual_env({{"cudnn_conv_algo_search", "FASTEST"}});
   ASSERT_TRUE(env);
