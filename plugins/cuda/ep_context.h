@@ -4,6 +4,8 @@
 // (KernelRegistry::add_class_with) and may read it from concurrent runs.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -45,10 +47,19 @@ struct ConvChoice {
   int math_type = 0;  // cudnnMathType_t value
 };
 
+// A cuBLASLt product's chosen algorithm (the bytes of cublasLtMatmulAlgo_t,
+// kept as plain data so this header needs no CUDA), or none found.
+struct LtChoice {
+  std::array<uint64_t, 8> algo{};
+  bool found = false;
+  size_t workspace_bytes = 0;
+};
+
 struct EpContext {
   int device = 0;
   EpOptions options;
   mutable ChoiceCache<ConvChoice> conv_choices;
+  mutable ChoiceCache<LtChoice> lt_choices;
 };
 
 }  // namespace loom::cuda

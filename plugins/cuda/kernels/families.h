@@ -10,8 +10,12 @@ namespace loom::cuda {
 // com.microsoft GELU family.
 void register_elementwise_kernels(KernelTable& table);
 
-// MatMul, Gemm, com.microsoft FusedMatMul and Attention (cuBLAS).
+// MatMul, com.microsoft FusedMatMul and Attention (cuBLAS); registers the
+// Gemm family too.
 void register_matmul_kernels(KernelTable& table);
+
+// Gemm and com.microsoft FusedGemm (cuBLAS, cuBLASLt epilogues).
+void register_gemm_kernels(KernelTable& table);
 
 // Data movement: Reshape and its kin, Shape, Size, Transpose, Concat, Split,
 // Slice, Pad, Expand, Tile, the gathers, Range, ConstantOfShape,

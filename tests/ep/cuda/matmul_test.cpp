@@ -4,7 +4,8 @@
 // products, opsets 9 / 13 / 17), Gemm (every transpose pair, alpha, beta,
 // each C broadcast form, no C, beta 0, K = 0, opsets 7 to 13) and
 // com.microsoft FusedMatMul (alpha, transposes, batches), in float, float16
-// and double. The reference EP has no float16 FusedMatMul: float16 runs
+// and double; the row-bias epilogue and com.microsoft FusedGemm's
+// activations. The reference EP has no float16 FusedMatMul: float16 runs
 // there are compared with the float model on the reference, given the same
 // half-rounded values.
 #include <gtest/gtest.h>
@@ -158,6 +159,67 @@ TEST(CudaMatMul, GemmCBroadcastFormsAndZeroK) {
   check_gemm(kF32, false, false, 5, 7, 0, &row, 1.f, 0.5f);   // K = 0: beta * C
   check_gemm(kF32, false, false, 5, 7, 0, nullptr, 1.f, 1.f);  // K = 0, no C: zeros
   check_gemm(kF32, false, false, 0, 7, 3, &row, 1.f, 1.f);     // empty output
+}
+
+// Row biases with beta 1 take cuBLASLt's bias epilogue (kernels/gemm_lt.h):
+// every transpose pair, odd and single-column widths, float and float16
+// (double keeps the general path, and must agree as well).
+TEST(CudaMatMul, GemmRowBiasEpilogue) {
+  LOOM_SKIP_WITHOUT_GPU();
+  for (int32_t t : {kF32, kF16, kF64})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (int64_t n : {int64_t{29}, int64_t{64}, int64_t{1}}) {
+          const std::vector<int64_t> flat = {n}, row = {1, n};
+          check_gemm(t, ta, tb, 37, n, 61, &flat, 1.f, 1.f);
+          check_gemm(t, ta, tb, 37, n, 61, &row, 0.5f, 1.f);
+        }
+}
+
+// com.microsoft FusedGemm: Gemm then the activation (ReLU as a cuBLASLt
+// epilogue with or without a bias; the others in place after the product),
+// against the reference's FusedGemm (float, double) or its float model
+// (float16 inputs).
+void check_fused_gemm(int32_t type, const std::string& activation, const std::vector<int64_t>* c, float beta,
+                      const std::map<std::string, float>& act_attrs = {}) {
+  const int64_t m = 23, n = 40, k = 33;
+  std::vector<Operand> ins = {{"a", {m, k}}, {"b", {n, k}}};
+  if (c != nullptr) ins.push_back({"c", *c});
+  auto model = [&](int32_t t) {
+    return one_node(13, "FusedGemm", "com.microsoft", t, ins, {m, n}, [&](::onnx::NodeProto& node) {
+      testing::add_int_attr(node, "transB", 1);
+      testing::add_float_attr(node, "beta", beta);
+      testing::add_string_attr(node, "activation", activation);
+      for (const auto& [name, v] : act_attrs) testing::add_float_attr(node, "activation_" + name, v);
+    });
+  };
+  const std::string what = "FusedGemm " + type_name(type) + " activation " + activation + " C " +
+                           (c ? dims_text(*c) : "none") + " beta " + std::to_string(beta);
+  if (type == kF16)
+    expect_half_matches_float_reference(model(kF16), model(kF32), random_inputs(kF16, ins),
+                                        cuda_testing::kHalfTolerance, what);
+  else
+    expect_matches_reference(model(type), random_inputs(type, ins), tolerance_of(type), what);
+}
+
+TEST(CudaMatMul, FusedGemmActivations) {
+  LOOM_SKIP_WITHOUT_GPU();
+  const std::vector<int64_t> bias = {40}, full = {23, 40};
+  for (int32_t t : {kF32, kF16, kF64}) {
+    check_fused_gemm(t, "Relu", &bias, 1.f);   // bias + ReLU epilogue
+    check_fused_gemm(t, "Relu", nullptr, 1.f);  // ReLU epilogue
+    check_fused_gemm(t, "Relu", &full, 1.f);    // general path, ReLU after
+    check_fused_gemm(t, "Relu", &bias, 0.5f);
+  }
+  check_fused_gemm(kF32, "Tanh", &bias, 1.f);
+  check_fused_gemm(kF32, "Sigmoid", &full, 1.f);
+  check_fused_gemm(kF32, "Softsign", &bias, 1.f);
+  check_fused_gemm(kF32, "Softplus", &bias, 1.f);
+  check_fused_gemm(kF32, "LeakyRelu", &bias, 1.f, {{"alpha", 0.2f}});
+  check_fused_gemm(kF32, "Elu", &bias, 1.f, {{"alpha", 0.7f}});
+  check_fused_gemm(kF32, "ThresholdedRelu", &bias, 1.f, {{"alpha", 0.3f}});
+  check_fused_gemm(kF32, "HardSigmoid", &bias, 1.f, {{"alpha", 0.3f}, {"beta", 0.4f}});
+  check_fused_gemm(kF64, "Selu", &bias, 1.f, {{"alpha", 1.5f}, {"gamma", 1.1f}});
 }
 
 void check_fused(int32_t type, const std::vector<int64_t>& a, const std::vector<int64_t>& b,
