@@ -81,9 +81,10 @@ cudaStream_t native(LOOM_Stream* stream) {
 
 // The allocator and transfer read their device from `transfer_state_`: -1
 // on a virtual device, which they refuse (and which stages nothing).
-DeviceObjects::DeviceObjects(int device, bool is_virtual, size_t staging_bytes)
+DeviceObjects::DeviceObjects(int device, bool is_virtual, size_t staging_bytes, bool blocking_waits)
     : device_(device),
       virtual_(is_virtual),
+      blocking_waits_(blocking_waits),
       transfer_state_{is_virtual ? -1 : device,
                       std::make_unique<PinnedTransfer>(device, is_virtual ? 0 : staging_bytes)} {
   memory_.struct_size = LOOM_MemoryInfo_STRUCT_SIZE;
@@ -107,10 +108,9 @@ LOOM_Stream* DeviceObjects::create_stream() const {
   if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return nullptr;
   auto* stream = new LOOM_Stream{};
   stream->struct_size = LOOM_Stream_STRUCT_SIZE;
-  stream->state = new StreamResources(device_, s);
+  stream->state = new StreamResources(device_, s, blocking_waits_);
   stream->synchronize = [](void* st) noexcept -> LOOM_Status* {
-    auto* state = static_cast<StreamResources*>(st);
-    return status_of(cudaStreamSynchronize(state->stream()), "cudaStreamSynchronize");
+    return static_cast<StreamResources*>(st)->synchronize();
   };
   stream->release = [](LOOM_Stream* self) noexcept {
     auto* state = static_cast<StreamResources*>(self->state);
@@ -128,7 +128,9 @@ LOOM_Stream* DeviceObjects::create_stream() const {
 LOOM_Event* DeviceObjects::create_event() const {
   if (virtual_ || cudaSetDevice(device_) != cudaSuccess) return nullptr;
   cudaEvent_t e = nullptr;
-  if (cudaEventCreate(&e) != cudaSuccess) return nullptr;  // with timing, for elapsed_us
+  // With timing, for elapsed_us.
+  if (cudaEventCreateWithFlags(&e, blocking_waits_ ? cudaEventBlockingSync : cudaEventDefault) != cudaSuccess)
+    return nullptr;
   auto* event = new LOOM_Event{};
   event->struct_size = LOOM_Event_STRUCT_SIZE;
   event->state = new EventState{device_, e};

@@ -29,8 +29,10 @@ class DeviceObjects {
   // `is_virtual`: no GPU behind it; allocations and copies fail with
   // kVirtualDeviceMessage, and no streams are made (so the host plans it
   // as a synchronous device). Copies on a stream go through up to
-  // `staging_bytes` of page-locked host memory (pinned_transfer.h).
-  DeviceObjects(int device, bool is_virtual, size_t staging_bytes);
+  // `staging_bytes` of page-locked host memory (pinned_transfer.h). With
+  // `blocking_waits`, the host sleeps in event and stream waits instead of
+  // polling (cudaEventBlockingSync).
+  DeviceObjects(int device, bool is_virtual, size_t staging_bytes, bool blocking_waits);
   int device() const { return device_; }
   const LOOM_MemoryInfo* memory() const { return &memory_; }
   const LOOM_Allocator* allocator() const { return &allocator_; }
@@ -49,6 +51,7 @@ class DeviceObjects {
  private:
   int device_;
   bool virtual_;
+  bool blocking_waits_;
   TransferState transfer_state_;
   LOOM_MemoryInfo memory_{};
   LOOM_Allocator allocator_{};

@@ -22,7 +22,8 @@ constexpr char kVirtualDeviceName[] = "virtual CUDA device (placement only)";
 class CudaEp : public sdk::Ep {
  public:
   CudaEp(int device, bool is_virtual, const EpOptions& options)
-      : device_(device, is_virtual, static_cast<size_t>(options.pinned_staging_mb) << 20), table_(context_) {
+      : device_(device, is_virtual, static_cast<size_t>(options.pinned_staging_mb) << 20, options.host_wait_blocks),
+        table_(context_) {
     context_.device = device;
     context_.options = options;
     register_all_kernels(table_);

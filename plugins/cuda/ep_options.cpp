@@ -47,12 +47,16 @@ EpOptions parse_ep_options(const sdk::Options& options) {
     } else if (key == "pinned_staging_mb") {
       parsed.pinned_staging_mb = parse_index(key, value);
       if (parsed.pinned_staging_mb > kMaxStagingMb) bad_option(key, value, "at most 65536 (64 GiB)");
+    } else if (key == "host_wait") {
+      if (value == "block") parsed.host_wait_blocks = true;
+      else if (value == "spin") parsed.host_wait_blocks = false;
+      else bad_option(key, value, "block or spin");
     } else if (key == "intra_op_threads") {
       // Host threads: the EP's work runs on the device.
     } else {
       throw sdk::Error("cuda: unknown option '" + key +
                            "' (known: virtual_device, device_id, use_tf32, cudnn_conv_algo_search, precision, "
-                           "pinned_staging_mb)",
+                           "pinned_staging_mb, host_wait)",
                        LOOM_STATUS_INVALID_ARGUMENT);
     }
   }

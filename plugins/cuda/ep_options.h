@@ -37,6 +37,11 @@ struct EpOptions {
   // through (pinned_transfer.h), in 8 MiB chunks; a copy finding it all in
   // use waits for the oldest chunk. Held per EP, given back when the EP goes.
   int pinned_staging_mb = 64;
+  // `host_wait` (block or spin, default block): how the host waits for the
+  // device (the end of a run, a CPU node's input): block sleeps until the
+  // device signals (no core kept busy while a long batch runs); spin polls,
+  // some microseconds sooner after short kernels.
+  bool host_wait_blocks = true;
 };
 
 // Throws sdk::Error (INVALID_ARGUMENT) naming the option on a bad value or

@@ -2,15 +2,35 @@
 
 #include <string>
 
+#include "cuda_check.h"
 #include "library_errors.h"
 
 namespace loom::cuda {
+
+LOOM_Status* StreamResources::synchronize() {
+  if (!blocking_waits_) return status_of(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  if (LOOM_Status* s = status_of(cudaSetDevice(device_), "cudaSetDevice")) return s;
+  std::lock_guard<std::mutex> lock(sync_mutex_);
+  if (sync_event_ == nullptr) {
+    const cudaError_t e = cudaEventCreateWithFlags(&sync_event_, cudaEventBlockingSync | cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+      sync_event_ = nullptr;
+      return status_of(e, "cudaEventCreateWithFlags (stream synchronize)");
+    }
+  }
+  if (LOOM_Status* s = status_of(cudaEventRecord(sync_event_, stream_), "cudaEventRecord (stream synchronize)"))
+    return s;
+  // Waiting under the lock: a concurrent synchronize waits here first and
+  // then for its own record, never for an event re-recorded past its work.
+  return status_of(cudaEventSynchronize(sync_event_), "cudaEventSynchronize (stream synchronize)");
+}
 
 StreamResources::~StreamResources() {
   cudaSetDevice(device_);
   if (blas_ != nullptr) cublasDestroy(blas_);
   if (blas_lt_ != nullptr) cublasLtDestroy(blas_lt_);
   if (dnn_ != nullptr) cudnnDestroy(dnn_);
+  if (sync_event_ != nullptr) cudaEventDestroy(sync_event_);
   for (void* p : scratch_)
     if (p != nullptr) cudaFreeAsync(p, stream_);
 }

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstddef>
+#include <mutex>
 
 #include "loom/sdk.h"
 
@@ -19,13 +20,18 @@ namespace loom::cuda {
 
 class StreamResources {
  public:
-  StreamResources(int device, cudaStream_t stream) : device_(device), stream_(stream) {}
+  // `blocking_waits`: synchronize() sleeps until the device signals rather
+  // than polling (EpOptions::host_wait_blocks).
+  StreamResources(int device, cudaStream_t stream, bool blocking_waits)
+      : device_(device), stream_(stream), blocking_waits_(blocking_waits) {}
   ~StreamResources();
   StreamResources(const StreamResources&) = delete;
   StreamResources& operator=(const StreamResources&) = delete;
 
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
+  // Blocks until the work queued so far is done (LOOM_Stream::synchronize).
+  LOOM_Status* synchronize();
   // Handles bound to this stream (made on first use; throw on failure).
   cublasHandle_t blas();
   cublasLtHandle_t blas_lt();
@@ -50,6 +56,9 @@ class StreamResources {
   LOOM_KernelContext* ctx_ = nullptr;
   int device_;
   cudaStream_t stream_;
+  bool blocking_waits_;
+  std::mutex sync_mutex_;             // synchronize() is thread-safe
+  cudaEvent_t sync_event_ = nullptr;  // made on the first blocking synchronize
   cublasHandle_t blas_ = nullptr;
   cublasLtHandle_t blas_lt_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;

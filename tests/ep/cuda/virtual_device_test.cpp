@@ -107,6 +107,18 @@ TEST(CudaVirtualDevice, PinnedStagingIsAnOption) {
   }
 }
 
+TEST(CudaVirtualDevice, HostWaitIsAnOption) {
+  for (const std::string good : {"block", "spin"}) {
+    auto env = virtual_env({{"host_wait", good}});
+    ASSERT_TRUE(env);
+    EXPECT_EQ(no_device_reason(*env), "") << good;
+  }
+  auto bad = virtual_env({{"host_wait", "yield"}});
+  ASSERT_TRUE(bad);
+  EXPECT_NE(no_device_reason(*bad).find("host_wait must be block or spin"), std::string::npos)
+      << no_device_reason(*bad);
+}
+
 TEST(CudaVirtualDevice, BadOptionValueIsNamed) {
   auto env = virtual_env({{"cudnn_conv_algo_search", "FASTEST"}});
   ASSERT_TRUE(env);
