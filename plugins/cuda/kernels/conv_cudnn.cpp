@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/conv.h"
@@ -13,6 +14,18 @@
 
 namespace loom::cuda {
 namespace {
+
+class ActivationDesc {
+ public:
+  ActivationDesc() { check_dnn(cudnnCreateActivationDescriptor(&d_), "cudnnCreateActivationDescriptor"); }
+  ~ActivationDesc() { cudnnDestroyActivationDescriptor(d_); }
+  ActivationDesc(const ActivationDesc&) = delete;
+  ActivationDesc& operator=(const ActivationDesc&) = delete;
+  cudnnActivationDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnActivationDescriptor_t d_ = nullptr;
+};
 
 // Owning cuDNN descriptors (created on construction, destroyed with it).
 class TensorDesc {
@@ -230,9 +243,34 @@ std::optional<ConvChoice> measured_choice(StreamResources& res, const Problem& p
   return pick<Ops>(h, p, perfs, got, wanted);
 }
 
+// y = act(conv(x, w) + z + bias) in one cuDNN call (ReLU or identity, as
+// the reference's FusedConv: NaN is not propagated through the ReLU).
+// false when cuDNN does not support this combination (nothing was queued).
+bool run_fused_forward(cudnnHandle_t h, const Problem& p, const CudnnConvShape& s, const ConvChoice& choice,
+                       const ConvFusion& f, const void* x, const void* w, void* y, void* ws) {
+  TensorDesc bias;
+  int dims[5] = {}, strides[5] = {};
+  cudnn_bias_dims(s, dims, strides);
+  check_dnn(cudnnSetTensorNdDescriptor(bias.get(), CUDNN_DATA_FLOAT, s.nb_dims, dims, strides),
+            "cudnnSetTensorNdDescriptor (bias)");
+  ActivationDesc act;
+  check_dnn(cudnnSetActivationDescriptor(act.get(), f.relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                         CUDNN_NOT_PROPAGATE_NAN, 0.0),
+            "cudnnSetActivationDescriptor");
+  const float alpha1 = 1.f, alpha2 = f.z != nullptr ? 1.f : 0.f;
+  // Without z, alpha2 = 0 and z aliases y (cuDNN's documented form).
+  const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+      h, &alpha1, p.x.get(), x, p.w.get(), w, p.conv.get(), static_cast<cudnnConvolutionFwdAlgo_t>(choice.algorithm),
+      ws, choice.workspace_bytes, &alpha2, p.y.get(), f.z != nullptr ? f.z : y, bias.get(), f.bias, act.get(),
+      p.y.get(), y);
+  if (st == CUDNN_STATUS_NOT_SUPPORTED) return false;
+  check_dnn(st, "cudnnConvolutionBiasActivationForward");
+  return true;
+}
+
 template <class Ops>
-void run_with(StreamResources& res, const EpContext& ep, const CudnnConvShape& s, const void* in, const void* w,
-              void* out) {
+bool run_with(StreamResources& res, const EpContext& ep, const CudnnConvShape& s, const void* in, const void* w,
+              void* out, const ConvFusion* fusion) {
   cudnnHandle_t h = res.dnn();
   const cudnnMathType_t wanted = wanted_math(s.dtype, ep.options);
   const Problem p(s, wanted);
@@ -248,8 +286,15 @@ void run_with(StreamResources& res, const EpContext& ep, const CudnnConvShape& s
   check_dnn(cudnnSetConvolutionMathType(p.conv.get(), static_cast<cudnnMathType_t>(choice->math_type)),
             "cudnnSetConvolutionMathType");
   void* ws = choice->workspace_bytes > 0 ? res.scratch(choice->workspace_bytes, kConvWorkspaceSlot) : nullptr;
+  if constexpr (std::is_same_v<Ops, ForwardOps>) {
+    const bool precomp = choice->algorithm == static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+    if (fusion != nullptr && cudnn_can_fuse(s.dtype, fusion->bias != nullptr, fusion->relu, fusion->none, precomp) &&
+        run_fused_forward(h, p, s, *choice, *fusion, in, w, out, ws))
+      return true;
+  }
   check_dnn(Ops::run(h, p, static_cast<typename Ops::Algo>(choice->algorithm), in, w, out, ws, choice->workspace_bytes),
             Ops::kName[0] == 'f' ? "cudnnConvolutionForward" : "cudnnConvolutionBackwardData");
+  return false;
 }
 
 Dims with_batch_channels(int64_t n, int64_t c, const Dims& spatial) {
@@ -266,8 +311,9 @@ size_t tensor_bytes(const Dims& dims, int32_t dtype, const std::string& what) {
 
 }  // namespace
 
-void conv_forward(StreamResources& res, const EpContext& ep, const Window& g, int64_t group, int32_t dtype,
-                  const Dims& xs, const void* x, const Dims& ws, const void* w, const Dims& ys, void* y) {
+bool conv_forward(StreamResources& res, const EpContext& ep, const Window& g, int64_t group, int32_t dtype,
+                  const Dims& xs, const void* x, const Dims& ws, const void* w, const Dims& ys, void* y,
+                  const ConvFusion* fusion) {
   const std::string op = "Conv";
   const ForwardPlan plan = with_geometry_errors(op, [&] { return plan_conv_forward(g); });
   const void* in = x;
@@ -284,7 +330,7 @@ void conv_forward(StreamResources& res, const EpContext& ep, const Window& g, in
   }
   const CudnnConvShape s = with_geometry_errors(
       op, [&] { return cudnn_conv_shape(in_dims, ws, ys, plan.pads, g.strides, g.dilations, group, dtype); });
-  run_cudnn_conv(res, ep, ConvDirection::kForward, s, in, w, y);
+  return run_cudnn_conv(res, ep, ConvDirection::kForward, s, in, w, y, fusion);
 }
 
 void conv_transpose(StreamResources& res, const EpContext& ep, const TransposeWindow& g, int64_t group, int32_t dtype,
@@ -306,12 +352,10 @@ void conv_transpose(StreamResources& res, const EpContext& ep, const TransposeWi
         "ConvTranspose crop launch");
 }
 
-void run_cudnn_conv(StreamResources& res, const EpContext& ep, ConvDirection direction, const CudnnConvShape& shape,
-                    const void* in, const void* w, void* out) {
-  if (direction == ConvDirection::kForward)
-    run_with<ForwardOps>(res, ep, shape, in, w, out);
-  else
-    run_with<BackwardDataOps>(res, ep, shape, in, w, out);
+bool run_cudnn_conv(StreamResources& res, const EpContext& ep, ConvDirection direction, const CudnnConvShape& shape,
+                    const void* in, const void* w, void* out, const ConvFusion* fusion) {
+  if (direction == ConvDirection::kForward) return run_with<ForwardOps>(res, ep, shape, in, w, out, fusion);
+  return run_with<BackwardDataOps>(res, ep, shape, in, w, out, nullptr);
 }
 
 }  // namespace loom::cuda

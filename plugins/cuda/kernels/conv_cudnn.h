@@ -36,18 +36,32 @@ enum class ConvDirection { kForward, kBackwardData };
 constexpr int kConvPrepadSlot = 1;
 constexpr int kConvTransposeSlot = 2;
 
+// What a forward convolution may fuse (cudnnConvolutionBiasActivationForward,
+// kernels/conv_geometry.h's cudnn_can_fuse says when): y = act(conv + z +
+// bias), bias [C] and z (y's shape, may be NULL) in device memory; `relu`
+// or `none` for the activation (neither: another one, never fused).
+struct ConvFusion {
+  const void* bias = nullptr;
+  const void* z = nullptr;
+  bool relu = false, none = false;
+};
+
 // kForward: out (y) = conv(in (x), w). kBackwardData: out (x) =
-// conv_transpose(in (y), w). `out` is overwritten (beta = 0). Throws
+// conv_transpose(in (y), w). `out` is overwritten (beta = 0). With
+// `fusion` (forward only), returns true when the bias, z and activation
+// were applied too; false when the caller must apply them. Throws
 // sdk::Error naming the cuDNN call that failed.
-void run_cudnn_conv(StreamResources& res, const EpContext& ep, ConvDirection direction, const CudnnConvShape& shape,
-                    const void* in, const void* w, void* out);
+bool run_cudnn_conv(StreamResources& res, const EpContext& ep, ConvDirection direction, const CudnnConvShape& shape,
+                    const void* in, const void* w, void* out, const ConvFusion* fusion = nullptr);
 
 // Y [ys] = conv(X [xs], W [ws]) over geometry g (any pads: asymmetric ones
 // pre-pad X into scratch slot kConvPrepadSlot; kernels/conv_geometry.h's
 // plan_conv_forward). Tensors are contiguous device memory of `dtype`
-// (float, float16), rank 3 to 5, none empty.
-void conv_forward(StreamResources& res, const EpContext& ep, const Window& g, int64_t group, int32_t dtype,
-                  const Dims& xs, const void* x, const Dims& ws, const void* w, const Dims& ys, void* y);
+// (float, float16), rank 3 to 5, none empty. With `fusion`, returns whether
+// its bias, z and activation were applied (see run_cudnn_conv).
+bool conv_forward(StreamResources& res, const EpContext& ep, const Window& g, int64_t group, int32_t dtype,
+                  const Dims& xs, const void* x, const Dims& ws, const void* w, const Dims& ys, void* y,
+                  const ConvFusion* fusion = nullptr);
 
 // Y [ys] = ConvTranspose(X [xs], W [ws]) over geometry g (W: [C_in,
 // C_out / group, k...]); where cuDNN cannot express the pads or

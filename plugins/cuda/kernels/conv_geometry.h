@@ -154,6 +154,22 @@ struct CudnnConvShape {
   int32_t dtype = 0;  // LOOM_DTYPE_*
 };
 
+// cuDNN's fused convolution (cudnnConvolutionBiasActivationForward: y =
+// act(conv(x, w) + z + bias)) can replace the separate epilogue pass when
+// the data are float32 (its FLOAT_CONFIG; fp16 mode widens after the
+// convolution), there is a bias (the call takes one), and the activation
+// is ReLU, or none with the IMPLICIT_PRECOMP_GEMM algorithm (the only one
+// cuDNN fuses an identity activation with).
+inline bool cudnn_can_fuse(int32_t dtype, bool has_bias, bool relu, bool none, bool precomp_gemm_algo) {
+  return dtype == LOOM_DTYPE_FLOAT && has_bias && (relu || (none && precomp_gemm_algo));
+}
+
+// The bias descriptor of output y: dims [1, C, 1, ...], contiguous strides.
+inline void cudnn_bias_dims(const CudnnConvShape& s, int* dims, int* strides) {
+  for (int i = 0; i < s.nb_dims; ++i) dims[i] = i == 1 ? s.y[1] : 1;
+  for (int i = s.nb_dims - 1; i >= 0; --i) strides[i] = i == s.nb_dims - 1 ? 1 : strides[i + 1] * dims[i + 1];
+}
+
 namespace geometry_detail {
 
 inline int to_int(int64_t v, const char* what) {

@@ -4,8 +4,9 @@
 // ends alike, so asymmetric pads (explicit or from auto_pad) pre-pad X into
 // stream scratch, and a ConvTranspose whose pads or output_padding cuDNN
 // cannot express runs unpadded into scratch and is cropped out of it
-// (kernels/conv_geometry.h says how). Bias, FusedConv's residual Z and its
-// activation are one epilogue pass over Y (kernels/conv.h).
+// (kernels/conv_geometry.h says how). Bias, FusedConv's residual Z and a
+// ReLU run inside cuDNN's fused call where it has one (float32); otherwise
+// they are one epilogue pass over Y (kernels/conv.h).
 #include <string>
 #include <vector>
 
@@ -149,7 +150,14 @@ class ConvKernel {
                 conv_forward(res, ep_, g, group_, LOOM_DTYPE_FLOAT16, xs, hx, ws, hw, ys, hy);
               });
     } else {
-      conv_forward(res, ep_, g, group_, dtype, xs, x.raw_data(), ws, w.raw_data(), ys, y.raw_mutable_data());
+      ConvFusion fusion;
+      fusion.bias = b.exists() ? b.raw_data() : nullptr;
+      fusion.z = z.exists() ? z.raw_data() : nullptr;
+      fusion.relu = epilogue_.activation == ConvActivation::kRelu;
+      fusion.none = epilogue_.activation == ConvActivation::kIdentity;
+      if (conv_forward(res, ep_, g, group_, dtype, xs, x.raw_data(), ws, w.raw_data(), ys, y.raw_mutable_data(),
+                       &fusion))
+        return;  // bias, Z and the activation ran inside cuDNN's call
     }
     run_epilogue(op_, dtype, epilogue_, y.raw_mutable_data(), b, z, ys, count, res.stream());
   }

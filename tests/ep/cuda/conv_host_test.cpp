@@ -368,6 +368,25 @@ TEST(CudaConvHost, CudnnShapeLiftsOneDim) {
                std::invalid_argument);
 }
 
+// When cuDNN's fused convolution replaces the epilogue pass, and the bias
+// descriptor it gets.
+TEST(CudaConvHost, FusedCallRulesAndBiasDescriptor) {
+  EXPECT_TRUE(cuda::cudnn_can_fuse(LOOM_DTYPE_FLOAT, true, true, false, false));
+  EXPECT_TRUE(cuda::cudnn_can_fuse(LOOM_DTYPE_FLOAT, true, false, true, true));
+  EXPECT_FALSE(cuda::cudnn_can_fuse(LOOM_DTYPE_FLOAT, true, false, true, false)) << "identity needs PRECOMP_GEMM";
+  EXPECT_FALSE(cuda::cudnn_can_fuse(LOOM_DTYPE_FLOAT, true, false, false, true)) << "another activation";
+  EXPECT_FALSE(cuda::cudnn_can_fuse(LOOM_DTYPE_FLOAT, false, true, false, true)) << "no bias";
+  EXPECT_FALSE(cuda::cudnn_can_fuse(LOOM_DTYPE_FLOAT16, true, true, false, true)) << "float32 only";
+  const auto s = cuda::cudnn_conv_shape({2, 4, 9, 7}, {6, 4, 3, 3}, {2, 6, 7, 5}, {0, 0}, {1, 1}, {1, 1}, 1, 1);
+  int dims[5] = {}, strides[5] = {};
+  cuda::cudnn_bias_dims(s, dims, strides);
+  EXPECT_EQ((std::vector<int>(dims, dims + 4)), (std::vector<int>{1, 6, 1, 1}));
+  EXPECT_EQ((std::vector<int>(strides, strides + 4)), (std::vector<int>{6, 1, 1, 1}));
+  const auto lifted = cuda::cudnn_conv_shape({2, 4, 9}, {6, 2, 3}, {2, 6, 4}, {1}, {2}, {1}, 2, 1);
+  cuda::cudnn_bias_dims(lifted, dims, strides);
+  EXPECT_EQ((std::vector<int>(dims, dims + 4)), (std::vector<int>{1, 6, 1, 1})) << "1-D convolutions are lifted to 2-D";
+}
+
 TEST(CudaConvHost, ChoiceKeyNamesEverySetting) {
   const auto base = cuda::cudnn_conv_shape({2, 4, 9, 9}, {6, 2, 3, 3}, {2, 6, 9, 9}, {1, 1}, {1, 1}, {1, 1}, 2, 1);
   const std::string k = cuda::conv_choice_key("fwd", base, 3, false);
