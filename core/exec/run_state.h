@@ -70,7 +70,13 @@ class RunState {
   // Waits for every stream (queued work may still write values), then frees.
   ~RunState() {
     if (!streams_idle_) (void)synchronize_streams();  // nothing to report from a destructor
-    for (RuntimeValue& v : values_) v.reset();
+    for (RuntimeValue& v : values_) {
+      if (keep_ != nullptr && v.device != nullptr) {
+        keep_->emplace_back(v.arena, v.device);
+        v.device = nullptr;
+      }
+      v.reset();
+    }
     free_deferred();
   }
   RunState(const RunState&) = delete;
@@ -100,6 +106,10 @@ class RunState {
   // `pattern` offsets in `blocks` (per memory kind) when it has them, and
   // their sizes are recorded in `recorded` (one entry per slot) when set.
   void set_dynamic_memory(const MemoryPattern* pattern, std::vector<void*> blocks, std::vector<int64_t>* recorded);
+  // Recording a run (exec/run_recorder.h): storage the run lets go of is
+  // handed to `into` instead of being freed, so the recorded work's buffers
+  // stay the recording's for as long as it is replayed.
+  void keep_device_storage(DeferredFrees* into) { keep_ = into; }
   // IO binding (may be NULL): skipped copies and where bound outputs go.
   void set_bindings(const RunBindings* bindings) { bindings_ = bindings; }
   // Parallel runs: drops what `step` was the last reader of.
@@ -150,7 +160,9 @@ class RunState {
   std::string describe(const std::vector<SlotId>& slots) const;
   void free_deferred() {
     std::lock_guard<std::mutex> lock(deferred_mutex_);
-    for (auto [arena, pointer] : deferred_) arena->free(pointer);
+    if (keep_ != nullptr) keep_->insert(keep_->end(), deferred_.begin(), deferred_.end());
+    else
+      for (auto [arena, pointer] : deferred_) arena->free(pointer);
     deferred_.clear();
   }
 
@@ -168,6 +180,7 @@ class RunState {
   std::vector<void*> pattern_blocks_;
   std::vector<int64_t>* recorded_ = nullptr;
   const RunBindings* bindings_ = nullptr;
+  DeferredFrees* keep_ = nullptr;
   std::unique_ptr<std::atomic<int>[]> readers_left_;  // parallel runs: per slot
 };
 

@@ -114,6 +114,37 @@ bool EpInstance::has_capability() const {
   return LOOM_HAS_FIELD(ep_, LOOM_Ep, get_capability) && ep_->get_capability != nullptr;
 }
 
+bool EpInstance::captures_runs() const {
+  return async_ && LOOM_HAS_FIELD(ep_, LOOM_Ep, end_capture) && (ep_->flags & LOOM_EP_FLAG_CAPTURE_RUNS) &&
+         ep_->begin_capture != nullptr && ep_->end_capture != nullptr;
+}
+
+Status EpInstance::begin_capture(LOOM_Stream* stream) const {
+  LOOM_Ep_BeginCapture_Args a{};
+  a.struct_size = LOOM_Ep_BeginCapture_Args_STRUCT_SIZE;
+  a.stream = stream;
+  return from_abi(ep_->begin_capture(ep_->state, &a)).with_context("provider '" + name_ + "': begin_capture");
+}
+
+Expected<LOOM_CapturedWork*> EpInstance::end_capture(LOOM_Stream* stream) const {
+  LOOM_Ep_EndCapture_Args a{};
+  a.struct_size = LOOM_Ep_EndCapture_Args_STRUCT_SIZE;
+  a.stream = stream;
+  Status st = from_abi(ep_->end_capture(ep_->state, &a));
+  if (!st) {
+    if (a.captured != nullptr && a.captured->struct_size >= LOOM_CapturedWork_STRUCT_SIZE && a.captured->release)
+      a.captured->release(a.captured);
+    return st.with_context("provider '" + name_ + "': end_capture");
+  }
+  LOOM_CapturedWork* w = a.captured;
+  if (w == nullptr) return fail("provider '" + name_ + "': end_capture returned no recording");
+  if (w->struct_size < LOOM_CapturedWork_STRUCT_SIZE || !w->replay || !w->release) {
+    if (w->struct_size >= LOOM_CapturedWork_STRUCT_SIZE && w->release) w->release(w);
+    return fail("provider '" + name_ + "': recording table is incomplete (needs replay and release)");
+  }
+  return w;
+}
+
 bool EpInstance::can_compile() const { return LOOM_HAS_FIELD(ep_, LOOM_Ep, compile) && ep_->compile != nullptr; }
 
 }  // namespace loom::plugin_host

@@ -47,6 +47,13 @@ class EpInstance {
   // host calls; the caller releases it through its release slot.
   Expected<LOOM_Stream*> new_stream() const;
   Expected<LOOM_Event*> new_event() const;
+  // True when the EP asks for its runs to be recorded and replayed
+  // (LOOM_EP_FLAG_CAPTURE_RUNS with both capture slots set).
+  bool captures_runs() const;
+  // Starts recording `stream`'s work; stops and returns the recording
+  // (checked for the slots the host calls; the caller releases it).
+  Status begin_capture(LOOM_Stream* stream) const;
+  Expected<LOOM_CapturedWork*> end_capture(LOOM_Stream* stream) const;
 
  private:
   EpInstance() = default;

@@ -173,6 +173,7 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps, plan_options({})));
   if (profiler) profiler->phase("plan", plan_start);
   resources = std::make_unique<exec::RunResourcePool>(*plan, eps, *arenas);
+  make_recorder();
   for (const exec::Slot& slot : plan->slots)
     if (slot.kind == exec::SlotKind::kIntermediate && slot.planned_offset < 0) has_unplanned_intermediates = true;
   if (env->config().execution_mode == ExecutionMode::kParallel)
@@ -346,6 +347,21 @@ Expected<std::optional<log::RunLogContext>> Session::Impl::run_log(const RunOpti
   return std::optional<log::RunLogContext>(c);
 }
 
+void Session::Impl::make_recorder() {
+  bool asked = false;
+  for (const plugin_host::EpInstance* ep : eps) asked = asked || ep->captures_runs();
+  if (!asked) return;
+  exec::CaptureLayout layout = exec::capture_layout(*plan, eps);
+  if (!layout.why_not.empty()) {
+    log::write(spdlog::level::warn, model_name + ": runs are not recorded and replayed: " + layout.why_not);
+    return;
+  }
+  log::write(spdlog::level::info, model_name + ": runs with the same input shapes are recorded once and replayed (" +
+                                      std::to_string(layout.region.size()) + " launches on provider '" +
+                                      eps[layout.ep]->name() + "')");
+  recorder = std::make_unique<exec::RunRecorder>(*plan, eps, std::move(layout), *resources);
+}
+
 bool Session::Impl::shape_signature(const std::map<std::string, Value>& feeds, std::string* signature) {
   signature->clear();
   for (const auto& [name, v] : feeds) {
@@ -453,9 +469,18 @@ Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Val
     if (pattern) execute_options.pattern = pattern.get();
     else execute_options.recorded = &recorded;
   }
-  auto result = exec::execute(plan, impl_->eps, feeds, wanted, *impl_->resources, execute_options);
+  // Recorded runs (profiled and observed runs go the usual way, step by step).
+  std::optional<Expected<std::vector<exec::ValuePtr>>> replayed;
+  std::string typed_signature;
+  if (impl_->recorder != nullptr && execute_options.profiler == nullptr && observer == nullptr &&
+      impl_->shape_signature(inputs, &typed_signature)) {
+    for (const auto& [name, v] : inputs) typed_signature += dtype_name(v.tensor().dtype()) + ";";
+    replayed = impl_->recorder->run(feeds, wanted, typed_signature, execute_options.limits);
+  }
+  auto result = replayed ? std::move(*replayed)
+                         : exec::execute(plan, impl_->eps, feeds, wanted, *impl_->resources, execute_options);
   if (!result) return result.status().with_context(context);
-  if (execute_options.recorded != nullptr)
+  if (!replayed && execute_options.recorded != nullptr)
     impl_->patterns.insert(signature,
                            std::make_shared<const exec::MemoryPattern>(exec::build_memory_pattern(plan, recorded)));
   std::vector<Value> out;

@@ -12,6 +12,7 @@
 #include "exec/executor.h"
 #include "exec/memory_pattern.h"
 #include "exec/plan_builder.h"
+#include "exec/run_recorder.h"
 #include "exec/subgraph_plan.h"
 #include "exec/thread_pool.h"
 #include "loom/io_binding.h"
@@ -32,6 +33,9 @@ struct Session::Impl {
   std::unique_ptr<exec::ExecutionPlan> plan;  // destroyed before the EPs (declared after them)
   std::unique_ptr<memory::MemoryArenas> arenas;  // every buffer of every run comes from here
   std::unique_ptr<exec::RunResourcePool> resources;
+  // Runs recorded once and replayed (exec/run_recorder.h), when an EP asks
+  // for it and the plan allows it. Destroyed before `resources`.
+  std::unique_ptr<exec::RunRecorder> recorder;
   std::shared_ptr<exec::ThreadPool> inter_op;  // parallel sessions only
   // Intermediates whose size the static plan could not know (symbolic
   // dimensions): their memory is planned per input-shape signature.
@@ -74,6 +78,7 @@ struct Session::Impl {
 
   ~Impl() {
     inter_op.reset();  // no run is in flight: its workers are idle
+    recorder.reset();  // gives its resources back to the pool
     resources.reset();
     plan.reset();  // with the subgraph plans and their pools
     arenas.reset();  // before the EPs whose allocators hold its chunks
@@ -99,6 +104,9 @@ struct Session::Impl {
   Status check_tensor_input(const std::string& name, DType dtype, const Dims& dims) const;
   // The input shapes as a cache key; false when an input is not a tensor.
   static bool shape_signature(const std::map<std::string, Value>& feeds, std::string* signature);
+  // Sets `recorder` when an EP asks for recorded runs and the plan allows
+  // them; logs why not otherwise.
+  void make_recorder();
   // IO binding (session_io_binding.cpp): memory kinds by name, buffers in
   // them, and synchronous copies between them through the EPs' transfers.
   Expected<const LOOM_MemoryInfo*> memory_info(const std::string& memory) const;

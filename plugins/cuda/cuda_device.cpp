@@ -1,6 +1,8 @@
 #include "cuda_device.h"
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "cuda_check.h"
@@ -19,6 +21,22 @@ bool is_host(const LOOM_MemoryInfo* m) { return m != nullptr && sdk::from_view(m
 
 int device_of(void* state) { return static_cast<DeviceObjects::TransferState*>(state)->device; }
 
+// Fills fresh memory with 0xFF bytes on a stream of its own, waited for at
+// once: legal while another stream is being captured as a CUDA graph (a
+// kernel's scratch may be allocated then), where a device-wide
+// synchronization is not.
+bool fill_poison(int device, void* p, uint64_t bytes) {
+  static std::mutex mutex;
+  static std::map<int, cudaStream_t> streams;
+  std::lock_guard<std::mutex> lock(mutex);
+  cudaStream_t& s = streams[device];
+  if (s == nullptr && cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+    s = nullptr;
+    return false;
+  }
+  return cudaMemsetAsync(p, 0xFF, bytes, s) == cudaSuccess && cudaStreamSynchronize(s) == cudaSuccess;
+}
+
 void* device_alloc(void* state, uint64_t bytes, uint64_t) {
   // cudaMalloc aligns to at least 256 bytes, more than any kernel asks.
   const int device = device_of(state);
@@ -36,7 +54,7 @@ void* device_alloc(void* state, uint64_t bytes, uint64_t) {
     const char* v = std::getenv("LOOM_CUDA_POISON");
     return v != nullptr && std::string(v) == "1";
   }();
-  if (poison && (cudaMemset(p, 0xFF, bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)) {
+  if (poison && !fill_poison(device, p, bytes)) {
     cudaFree(p);
     return nullptr;
   }

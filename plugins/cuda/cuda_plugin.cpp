@@ -10,6 +10,7 @@
 
 #include "cuda_device.h"
 #include "ep_context.h"
+#include "graph_capture.h"
 #include "kernel_table.h"
 #include "loom/sdk.h"
 #include "placement.h"
@@ -42,6 +43,9 @@ class CudaEp : public sdk::Ep {
   const LOOM_DataTransfer* data_transfer() const override { return device_.data_transfer(); }
   LOOM_Stream* create_stream() override { return device_.create_stream(); }
   LOOM_Event* create_event() override { return device_.create_event(); }
+  bool captures_runs() const override { return context_.options.cuda_graph && !device_.is_virtual(); }
+  void begin_capture(LOOM_Stream* stream) override { begin_graph_capture(stream); }
+  LOOM_CapturedWork* end_capture(LOOM_Stream* stream) override { return end_graph_capture(stream); }
 
  private:
   EpContext context_;  // before table_, which keeps a reference

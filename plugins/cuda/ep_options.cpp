@@ -51,12 +51,14 @@ EpOptions parse_ep_options(const sdk::Options& options) {
       if (value == "block") parsed.host_wait_blocks = true;
       else if (value == "spin") parsed.host_wait_blocks = false;
       else bad_option(key, value, "block or spin");
+    } else if (key == "enable_cuda_graph") {
+      parsed.cuda_graph = parse_bool(key, value);
     } else if (key == "intra_op_threads") {
       // Host threads: the EP's work runs on the device.
     } else {
       throw sdk::Error("cuda: unknown option '" + key +
                            "' (known: virtual_device, device_id, use_tf32, cudnn_conv_algo_search, precision, "
-                           "pinned_staging_mb, host_wait)",
+                           "pinned_staging_mb, host_wait, enable_cuda_graph)",
                        LOOM_STATUS_INVALID_ARGUMENT);
     }
   }

@@ -42,6 +42,11 @@ struct EpOptions {
   // device signals (no core kept busy while a long batch runs); spin polls,
   // some microseconds sooner after short kernels.
   bool host_wait_blocks = true;
+  // `enable_cuda_graph` (true / false, default false; ONNX Runtime's name):
+  // the second run with given input shapes is captured as a CUDA graph and
+  // later runs with those shapes replay it (graph_capture.h; the host's
+  // exec/run_recorder.h says when a plan qualifies).
+  bool cuda_graph = false;
 };
 
 // Throws sdk::Error (INVALID_ARGUMENT) naming the option on a bad value or

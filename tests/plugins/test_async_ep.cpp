@@ -11,6 +11,9 @@
 // The device EP also has Shape (its output written on the host during
 // compute) and Reshape (its shape input read on the host), as a GPU EP
 // serves shape operands (LOOM_KernelDef.host_inputs / host_outputs).
+// Option "capture" = "1" makes the device EP ask for recorded runs (its
+// streams record and replay jobs: tests/plugins/async_stream.h); "fail"
+// makes each recording fail at end_capture.
 // Option "ops" (comma list, e.g. "Relu,Mul") limits the kernels an EP
 // offers, so tests can place each node where they want; "latency_us" sets
 // the delay before each queued job (default 200); "fuse" = "1" makes the EP
@@ -37,30 +40,38 @@
 #include <thread>
 #include <vector>
 
+#include "async_stream.h"
 #include "checked_memory.h"
 #include "fused_graph.h"
 #include "fault_injection.h"
 #include "loom/sdk.h"
 
+namespace loom::test_plugins {
+std::atomic<uint64_t> g_stream_host_syncs{0};  // LOOM_Stream.synchronize calls
+std::atomic<uint64_t> g_event_host_syncs{0};   // LOOM_Event.synchronize calls
+std::atomic<uint64_t> g_event_stream_waits{0};  // LOOM_Event.wait calls
+std::atomic<int> g_live_streams{0};
+std::atomic<int> g_live_events{0};
+FaultPlan g_faults;
+}  // namespace loom::test_plugins
+
 namespace {
 
 using namespace loom::sdk;
 
+using namespace loom::test_plugins;
+
 std::atomic<uint64_t> g_launched_early{0};     // launches that returned before their work ran
-std::atomic<uint64_t> g_stream_host_syncs{0};  // LOOM_Stream.synchronize calls
-std::atomic<uint64_t> g_event_host_syncs{0};   // LOOM_Event.synchronize calls
-std::atomic<uint64_t> g_event_stream_waits{0};  // LOOM_Event.wait calls
 std::atomic<uint64_t> g_copies{0};
 std::atomic<uint64_t> g_live_allocations{0};
-std::atomic<int> g_live_streams{0};
-std::atomic<int> g_live_events{0};
+std::atomic<uint64_t> g_recordings{0};  // end_capture calls that returned a recording
+std::atomic<uint64_t> g_replays{0};     // recordings queued
 std::atomic<int> g_live_partitions{0};
 std::atomic<int> g_live_states{0};
 std::atomic<int> g_live_kernels{0};
 
 using loom::test_plugins::FaultPlan;
 using loom::test_plugins::FaultPoint;
-FaultPlan g_faults;
 
 // Throws the injected failure when the plan says this call at `p` fails.
 void maybe_fail(FaultPoint p) {
@@ -69,166 +80,6 @@ void maybe_fail(FaultPoint p) {
 
 constexpr char kDeviceMemory[] = "test_async";
 constexpr char kHostMemory[] = "cpu";
-
-// An in-order queue run by one worker thread; each job starts after
-// `latency`, like work on a busy device.
-class WorkQueue {
- public:
-  explicit WorkQueue(std::chrono::microseconds latency) : latency_(latency), worker_([this] { loop(); }) {
-    ++g_live_streams;
-  }
-  ~WorkQueue() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    worker_.join();
-    --g_live_streams;
-  }
-  void push(std::function<void()> job) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      jobs_.push_back(std::move(job));
-    }
-    cv_.notify_all();
-  }
-  void synchronize() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    idle_cv_.wait(lock, [this] { return jobs_.empty() && !busy_; });
-  }
-
- private:
-  void loop() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-      if (jobs_.empty()) return;  // stopping and drained
-      std::function<void()> job = std::move(jobs_.front());
-      jobs_.pop_front();
-      busy_ = true;
-      lock.unlock();
-      std::this_thread::sleep_for(latency_);
-      job();
-      lock.lock();
-      busy_ = false;
-      if (jobs_.empty()) idle_cv_.notify_all();
-    }
-  }
-  std::chrono::microseconds latency_;
-  std::mutex mutex_;
-  std::condition_variable cv_, idle_cv_;
-  std::deque<std::function<void()>> jobs_;
-  bool busy_ = false, stopping_ = false;
-  std::thread worker_;  // last: starts after the members it uses
-};
-
-WorkQueue& queue_of(LOOM_Stream* s) { return *static_cast<WorkQueue*>(s->state); }
-
-LOOM_Stream* new_stream(std::chrono::microseconds latency) {
-  auto* s = new LOOM_Stream{};
-  s->struct_size = LOOM_Stream_STRUCT_SIZE;
-  s->state = new WorkQueue(latency);
-  s->synchronize = [](void* q) noexcept -> LOOM_Status* {
-    ++g_stream_host_syncs;
-    static_cast<WorkQueue*>(q)->synchronize();
-    // An injected failure is reported after the queue drained, like a device
-    // error seen at the sync point: no job touches memory after this returns.
-    if (g_faults.hit(FaultPoint::kStreamSynchronize))
-      return make_status(LOOM_STATUS_FAIL, FaultPlan::message(FaultPoint::kStreamSynchronize));
-    return nullptr;
-  };
-  s->release = [](LOOM_Stream* self) noexcept {
-    delete static_cast<WorkQueue*>(self->state);
-    delete self;
-  };
-  return s;
-}
-
-// Fires when the stream it was recorded on reaches the record point; a
-// re-record re-arms it (generation counting).
-struct EventState {
-  EventState() { ++g_live_events; }
-  ~EventState() { --g_live_events; }
-  std::mutex mutex;
-  std::condition_variable cv;
-  uint64_t recorded = 0, fired = 0;
-  std::chrono::steady_clock::time_point fired_at;  // the latest firing (device timing)
-  void wait_for(uint64_t generation) {
-    std::unique_lock<std::mutex> lock(mutex);
-    cv.wait(lock, [&] { return fired >= generation; });
-  }
-};
-
-LOOM_Event* new_event() {
-  auto* e = new LOOM_Event{};
-  e->struct_size = LOOM_Event_STRUCT_SIZE;
-  e->state = new EventState;
-  e->record = [](void* st, LOOM_Stream* stream) noexcept -> LOOM_Status* {
-    if (stream == nullptr) return make_status(LOOM_STATUS_INVALID_ARGUMENT, "test_async: record on no stream");
-    auto* ev = static_cast<EventState*>(st);
-    uint64_t generation;
-    {
-      std::lock_guard<std::mutex> lock(ev->mutex);
-      generation = ++ev->recorded;
-    }
-    queue_of(stream).push([ev, generation] {
-      {
-        std::lock_guard<std::mutex> lock(ev->mutex);
-        if (ev->fired < generation) ev->fired = generation;
-        ev->fired_at = std::chrono::steady_clock::now();
-      }
-      ev->cv.notify_all();
-    });
-    return nullptr;
-  };
-  e->wait = [](void* st, LOOM_Stream* stream) noexcept -> LOOM_Status* {
-    if (stream == nullptr) return make_status(LOOM_STATUS_INVALID_ARGUMENT, "test_async: wait on no stream");
-    ++g_event_stream_waits;
-    auto* ev = static_cast<EventState*>(st);
-    uint64_t generation;
-    {
-      std::lock_guard<std::mutex> lock(ev->mutex);
-      generation = ev->recorded;
-    }
-    // The waiting stream's worker blocks; the host does not.
-    queue_of(stream).push([ev, generation] { ev->wait_for(generation); });
-    return nullptr;
-  };
-  e->synchronize = [](void* st) noexcept -> LOOM_Status* {
-    ++g_event_host_syncs;
-    auto* ev = static_cast<EventState*>(st);
-    uint64_t generation;
-    {
-      std::lock_guard<std::mutex> lock(ev->mutex);
-      generation = ev->recorded;
-    }
-    ev->wait_for(generation);
-    return nullptr;
-  };
-  e->release = [](LOOM_Event* self) noexcept {
-    delete static_cast<EventState*>(self->state);
-    delete self;
-  };
-  // The "device" clock is the worker's steady clock at each firing.
-  e->elapsed_us = [](void* st, void* start_st, double* us) noexcept -> LOOM_Status* {
-    auto* end = static_cast<EventState*>(st);
-    auto* start = static_cast<EventState*>(start_st);
-    if (start == nullptr || us == nullptr) return make_status(LOOM_STATUS_INVALID_ARGUMENT, "test_async: elapsed_us");
-    std::chrono::steady_clock::time_point a, b;
-    {
-      std::lock_guard<std::mutex> lock(start->mutex);
-      a = start->fired_at;
-    }
-    {
-      std::lock_guard<std::mutex> lock(end->mutex);
-      b = end->fired_at;
-    }
-    *us = std::chrono::duration<double, std::micro>(b - a).count();
-    return nullptr;
-  };
-  return e;
-}
 
 // Queues `job` on the step's stream (or runs it now without one) and counts
 // launches that return before their work has run.
@@ -446,6 +297,7 @@ class AsyncEp : public Ep {
         latency_(std::stoll(option(options, "latency_us", "200"))),
         ops_(option(options, "ops", "")),
         fuse_(option(options, "fuse", "") == "1"),
+        capture_(option(options, "capture", "")),
         kernels_(device_memory ? async_kernels<kDeviceMemory>(ops_) : async_kernels<kHostMemory>(ops_)) {
     if (!g_faults.arm(options)) throw Error("test_async: unknown fail_at point", LOOM_STATUS_INVALID_ARGUMENT);
     allocator_.struct_size = LOOM_Allocator_STRUCT_SIZE;
@@ -482,12 +334,33 @@ class AsyncEp : public Ep {
   const LOOM_DataTransfer* data_transfer() const override { return device_memory_ ? &transfer_ : nullptr; }
   LOOM_Stream* create_stream() override { return new_stream(latency_); }
   LOOM_Event* create_event() override { return new_event(); }
+  bool captures_runs() const override { return !capture_.empty(); }
+  void begin_capture(LOOM_Stream* stream) override { queue_of(stream).begin_capture(); }
+  LOOM_CapturedWork* end_capture(LOOM_Stream* stream) override {
+    auto jobs = std::make_unique<std::vector<std::function<void()>>>(queue_of(stream).end_capture());
+    if (capture_ == "fail") throw Error("test_async: recording refused (option capture=fail)");
+    auto* w = new LOOM_CapturedWork{};
+    w->struct_size = LOOM_CapturedWork_STRUCT_SIZE;
+    w->state = jobs.release();
+    w->replay = [](void* st, LOOM_Stream* s) noexcept -> LOOM_Status* {
+      ++g_replays;
+      for (const auto& job : *static_cast<std::vector<std::function<void()>>*>(st)) queue_of(s).push(job);
+      return nullptr;
+    };
+    w->release = [](LOOM_CapturedWork* self) noexcept {
+      delete static_cast<std::vector<std::function<void()>>*>(self->state);
+      delete self;
+    };
+    ++g_recordings;
+    return w;
+  }
 
  private:
   bool device_memory_;
   std::chrono::microseconds latency_;
   std::string ops_;
   bool fuse_;
+  std::string capture_;  // option "capture": "1" records runs, "fail" refuses each recording
   KernelRegistry kernels_;
   LOOM_MemoryInfo memory_{LOOM_MemoryInfo_STRUCT_SIZE, nullptr, {kDeviceMemory, sizeof(kDeviceMemory) - 1}, 0, 0};
   LOOM_Allocator allocator_{};
@@ -526,6 +399,8 @@ LOOM_EXPORT uint64_t loom_test_async_stream_host_syncs() { return g_stream_host_
 LOOM_EXPORT uint64_t loom_test_async_event_host_syncs() { return g_event_host_syncs.load(); }
 LOOM_EXPORT uint64_t loom_test_async_event_stream_waits() { return g_event_stream_waits.load(); }
 LOOM_EXPORT uint64_t loom_test_async_copies() { return g_copies.load(); }
+LOOM_EXPORT uint64_t loom_test_async_recordings() { return g_recordings.load(); }
+LOOM_EXPORT uint64_t loom_test_async_replays() { return g_replays.load(); }
 LOOM_EXPORT uint64_t loom_test_async_live_allocations() { return g_live_allocations.load(); }
 LOOM_EXPORT int loom_test_async_live_streams() { return g_live_streams.load(); }
 LOOM_EXPORT int loom_test_async_live_events() { return g_live_events.load(); }

@@ -107,6 +107,18 @@ TEST(CudaVirtualDevice, PinnedStagingIsAnOption) {
   }
 }
 
+TEST(CudaVirtualDevice, CudaGraphIsAnOption) {
+  auto env = virtual_env({{"enable_cuda_graph", "1"}});
+  ASSERT_TRUE(env);
+  EXPECT_EQ(no_device_reason(*env), "");
+  auto s = Session::create_from_bytes(env, shape_chain_model());
+  EXPECT_TRUE(s.has_value()) << s.status().message();  // a virtual device records nothing
+  auto bad = virtual_env({{"enable_cuda_graph", "maybe"}});
+  ASSERT_TRUE(bad);
+  EXPECT_NE(no_device_reason(*bad).find("enable_cuda_graph must be true or false"), std::string::npos)
+      << no_device_reason(*bad);
+}
+
 TEST(CudaVirtualDevice, HostWaitIsAnOption) {
   for (const std::string good : {"block", "spin"}) {
     auto env = virtual_env({{"host_wait", good}});

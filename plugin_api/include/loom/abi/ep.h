@@ -70,6 +70,10 @@ typedef struct LOOM_Ep_Compile_Args {
 #define LOOM_Ep_Compile_Args_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Ep_Compile_Args, partition)
 LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep_Compile_Args, partition);
 
+/* Defined below, with the capture slots of LOOM_Ep. */
+typedef struct LOOM_Ep_BeginCapture_Args LOOM_Ep_BeginCapture_Args;
+typedef struct LOOM_Ep_EndCapture_Args LOOM_Ep_EndCapture_Args;
+
 /* One EP instance, created per session. Unless stated, slots are serialised
  * per EP by the core. Optional slots may be NULL. */
 typedef struct LOOM_Ep {
@@ -96,14 +100,61 @@ typedef struct LOOM_Ep {
   LOOM_Event* (*create_event)(void* state);
   /* LOOM_EP_FLAG_* bits (0, the default, for none). */
   uint64_t flags;
+  /* --- capture of runs (0.2; optional, with LOOM_EP_FLAG_CAPTURE_RUNS) ---
+   * begin_capture: the work queued on args->stream from now until
+   * end_capture is recorded instead of run (a CUDA graph capture): kernels
+   * launched meanwhile compute nothing yet. end_capture: stops recording
+   * and returns the recording, which the host replays on later runs with
+   * the same shapes (same kernels, same buffers) instead of launching each
+   * step; on failure (work that cannot be recorded, such as a host wait)
+   * it returns a status and no recording, the stream is usable again and
+   * the recorded work never ran. */
+  LOOM_Status* (*begin_capture)(void* state, LOOM_Ep_BeginCapture_Args* args);
+  LOOM_Status* (*end_capture)(void* state, LOOM_Ep_EndCapture_Args* args);
 } LOOM_Ep;
-#define LOOM_Ep_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Ep, flags)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep, flags);
+#define LOOM_Ep_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Ep, end_capture)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep, end_capture);
+
+/* Recorded work of one stream (LOOM_Ep.end_capture). Lives until released
+ * by its own slot; the host releases it before the EP. (0.2) */
+typedef struct LOOM_CapturedWork {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  void* state;
+  /* Queues the recorded work on `stream` (a stream of the EP that made
+   * it), after the work queued there so far. Not called concurrently for
+   * one recording. */
+  LOOM_Status* (*replay)(void* state, LOOM_Stream* stream);
+  void (*release)(struct LOOM_CapturedWork* self);
+} LOOM_CapturedWork;
+#define LOOM_CapturedWork_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_CapturedWork, release)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_CapturedWork, release);
+
+struct LOOM_Ep_BeginCapture_Args {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  LOOM_Stream* stream;  /* in: a stream of this EP */
+};
+#define LOOM_Ep_BeginCapture_Args_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Ep_BeginCapture_Args, stream)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep_BeginCapture_Args, stream);
+
+struct LOOM_Ep_EndCapture_Args {
+  uint64_t struct_size;
+  const LOOM_Extension* ext;
+  LOOM_Stream* stream;          /* in: the stream begin_capture was given */
+  LOOM_CapturedWork* captured;  /* out: owned by the host */
+};
+#define LOOM_Ep_EndCapture_Args_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_Ep_EndCapture_Args, captured)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_Ep_EndCapture_Args, captured);
 
 /* The EP's kernels and compiled partitions must not run concurrently (say,
  * a device library that is not thread-safe): the host runs at most one of
  * this EP's steps at a time, across all runs and sessions of the EP. */
 #define LOOM_EP_FLAG_NO_CONCURRENT_RUNS 1u
+/* The EP asks the host to record runs once and replay them (its
+ * begin_capture / end_capture are set): the host does so for plans whose
+ * device work is all this EP's, on one stream, with fixed shapes. (0.2) */
+#define LOOM_EP_FLAG_CAPTURE_RUNS 2u
 
 /* --- EP factory and devices --- */
 

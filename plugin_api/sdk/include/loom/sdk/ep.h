@@ -71,6 +71,18 @@ class Ep {
   // synchronously (a throw reads as NULL).
   virtual LOOM_Stream* create_stream() { return nullptr; }
   virtual LOOM_Event* create_event() { return nullptr; }
+  // Recording of runs (LOOM_EP_FLAG_CAPTURE_RUNS, a CUDA graph): return true
+  // to have the host record a run's device work once and replay it; then
+  // begin_capture starts recording what is queued on `stream` and
+  // end_capture stops and returns the recording (owned by the host), or
+  // throws when the work could not be recorded.
+  virtual bool captures_runs() const { return false; }
+  virtual void begin_capture(LOOM_Stream*) {
+    throw Error("this EP does not record runs", LOOM_STATUS_NOT_IMPLEMENTED);
+  }
+  virtual LOOM_CapturedWork* end_capture(LOOM_Stream*) {
+    throw Error("this EP does not record runs", LOOM_STATUS_NOT_IMPLEMENTED);
+  }
 
   // The C table for this EP; filled once.
   LOOM_Ep* table() {
@@ -95,7 +107,14 @@ class Ep {
         return nullptr;
       }
     };
-    table_.flags = supports_concurrent_runs() ? 0 : LOOM_EP_FLAG_NO_CONCURRENT_RUNS;
+    table_.flags = (supports_concurrent_runs() ? 0 : LOOM_EP_FLAG_NO_CONCURRENT_RUNS) |
+                   (captures_runs() ? LOOM_EP_FLAG_CAPTURE_RUNS : 0);
+    table_.begin_capture = [](void* s, LOOM_Ep_BeginCapture_Args* a) noexcept -> LOOM_Status* {
+      return guarded([&] { from(s)->begin_capture(a->stream); });
+    };
+    table_.end_capture = [](void* s, LOOM_Ep_EndCapture_Args* a) noexcept -> LOOM_Status* {
+      return guarded([&] { a->captured = from(s)->end_capture(a->stream); });
+    };
     return &table_;
   }
   static Ep* from(void* state) { return static_cast<Ep*>(state); }
