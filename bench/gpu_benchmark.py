@@ -15,7 +15,8 @@ float32 elsewhere). PyTorch is timed with CUDA events (median of the timed runs 
 by `loom bench` (median; each run ends with the device synchronised). speedup_vs_torch_eager =
 torch time / Loom time (above 1: Loom is faster). torch.compile rows are added with --compile where
 it works on the machine. ResNet-50's batch-128 fp16 run is also profiled: the device's busy share of
-the executor's span.
+the executor's span. Batch-1 rows are also timed with enable_cuda_graph (loom_cuda_graph_ms: runs
+replayed as one CUDA graph).
 
   gpu_benchmark.py --bundle DIR --out DIR [--compile] [--quick] [--device cpu --providers cpu_onednn]
 Writes OUT/gpu-benchmark.json (card, rows, resnet50_bs128_device_busy_pct) and prints a table.
@@ -91,10 +92,12 @@ class Bench:
         self.models.write_weights(name, module, restored, synced)
         return module, synced
 
-    def config(self, precision):
-        path = os.path.join(self.work, f"loom_{precision}.json")
+    def config(self, precision, cuda_graph=False):
+        path = os.path.join(self.work, f"loom_{precision}{'_graph' if cuda_graph else ''}.json")
         providers = self.a.providers.split(",")
-        options = {providers[0]: PRECISIONS[precision]} if providers[0] == "cuda" else {}
+        options = {providers[0]: dict(PRECISIONS[precision])} if providers[0] == "cuda" else {}
+        if cuda_graph and options:
+            options[providers[0]]["enable_cuda_graph"] = "1"
         with open(path, "w") as f:
             json.dump({"providers": providers, "fallback": "allow", "provider_options": options}, f)
         return path
@@ -175,6 +178,15 @@ class Bench:
             return r
         r["torch_eager_ms"] = self.torch_time(lambda: forward(module), runs)
         r["speedup_vs_torch_eager"] = r["torch_eager_ms"] / r["loom_ms"]
+        if batch == 1 and self.a.providers.split(",")[0] == "cuda":
+            # The same runs replayed as a CUDA graph (the batch-1 latency target).
+            rc, text = self.run([self.loom, "bench", "--model", graph, "--config", self.config(precision, True),
+                                 "--runs", str(runs), "--warmup", "3", "--json"] + args)
+            try:
+                r["loom_cuda_graph_ms"] = json.loads(text[text.index("{"):])["median_ms"]
+                r["speedup_vs_torch_eager_cuda_graph"] = r["torch_eager_ms"] / r["loom_cuda_graph_ms"]
+            except Exception:
+                r["cuda_graph_error"] = text[-600:]
         if compiled is not None:
             try:
                 r["torch_compile_ms"] = self.torch_time(lambda: forward(compiled), runs)
@@ -241,9 +253,11 @@ def main():
     with open(os.path.join(a.out, "gpu-benchmark.json"), "w") as f:
         json.dump(report, f, indent=1)
     print(f"\ncard: {report.get('card', a.device)}  torch {report['torch']}")
-    print(f"{'model':<12}{'batch':>6}{'size':>6} {'prec':<5}{'loom ms':>10}{'torch ms':>10}{'speedup':>9}  match")
+    print(f"{'model':<12}{'batch':>6}{'size':>6} {'prec':<5}{'loom ms':>10}{'graph ms':>10}{'torch ms':>10}"
+          f"{'speedup':>9}  match")
     for r in report["rows"]:
         print(f"{r['model']:<12}{r['batch']:>6}{r['size']:>6} {r['precision']:<5}{r.get('loom_ms', float('nan')):>10.3f}"
+              f"{r.get('loom_cuda_graph_ms', float('nan')):>10.3f}"
               f"{r.get('torch_eager_ms', float('nan')):>10.3f}{r.get('speedup_vs_torch_eager', float('nan')):>9.2f}  "
               f"{r.get('outputs_match', r.get('error', '')[:60])}")
     if "resnet50_bs128_device_busy_pct" in report:
