@@ -202,6 +202,13 @@ class Checker:
             json.dump({"providers": ["cuda", "reference"], "provider_options": {"cuda": {"precision": "fp16"}}}, f)
         return path
 
+    def graph_config(self):
+        path = os.path.join(self.work, "cuda_graph.json")
+        with open(path, "w") as f:
+            json.dump({"providers": ["cuda", "reference"],
+                       "provider_options": {"cuda": {"enable_cuda_graph": "1"}}}, f)
+        return path
+
     @staticmethod
     def compare(got_outputs, reference_outputs):
         errors = {}
@@ -288,6 +295,13 @@ class Checker:
                                                  "nodes_per_provider")})
             except Exception:
                 row["error"] = text[-500:]
+            # The same runs replayed as a CUDA graph (where the plan allows it).
+            rc, text = self.run([self.bin("loom"), "bench", "--model", path, "--config", self.graph_config(),
+                                 "--runs", "30", "--warmup", "5", "--json"] + extra, 20, "timing.log")
+            try:
+                row["cuda_graph_median_ms"] = json.loads(text[text.index("{"):]).get("median_ms")
+            except Exception:
+                row["cuda_graph_error"] = text[-300:]
             rows.append(row)
         self.report["timing"] = rows
 
@@ -345,8 +359,8 @@ class Checker:
               f"{prof.get('median', {}).get('device_busy_ms')} ms of run {prof.get('median', {}).get('run_ms')} ms "
               f"{prof.get('error', '')[-200:]}")
         for t in r.get("timing", []):
-            print(f"  time {t['model']:<22} median {t.get('median_ms')} ms  create {t.get('create_ms')} ms "
-                  f"{t.get('error', '')[-150:]}")
+            print(f"  time {t['model']:<22} median {t.get('median_ms')} ms  cuda graph {t.get('cuda_graph_median_ms')} ms"
+                  f"  create {t.get('create_ms')} ms {t.get('error', '')[-150:]}")
         print(f"duration: {r['duration_s']} s")
 
 
