@@ -173,6 +173,11 @@ class Bench:
             j = json.loads(text[text.index("{"):])
             r["loom_ms"] = j["median_ms"]
             r["loom_create_ms"] = j.get("create_ms")
+            # Host CPU per run (all threads) against the run's wall time: the
+            # target is under 5 % of one core for a GPU-only model.
+            if j.get("cpu_ms") is not None and j["median_ms"] > 0:
+                r["loom_cpu_ms_per_run"] = j["cpu_ms"]
+                r["loom_cpu_pct_of_one_core"] = 100.0 * j["cpu_ms"] / j["mean_ms" if "mean_ms" in j else "median_ms"]
         except Exception:
             r["error"] = text[-600:]
             return r
