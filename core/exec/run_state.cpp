@@ -6,117 +6,10 @@
 #include <limits>
 
 #include "exec/executor.h"
-#include "exec/subgraph_plan.h"
+#include "exec/step_kernel_context.h"
+#include "onnx/tensor_proto.h"
 
 namespace loom::exec {
-namespace {
-
-class KernelContext final : public LOOM_KernelContext {
- public:
-  KernelContext(RunState& run, const Step& step) : run_(run), step_(step), scratch_(step.outputs.size()) {}
-  ~KernelContext() {
-    for (RuntimeValue& v : scratch_) run_.drop(v);
-    for (RuntimeValue& v : working_) run_.drop(v);
-  }
-
-  uint64_t input_count() const override { return step_.inputs.size(); }
-  const LOOM_Tensor* input(uint64_t i) const override {
-    const LOOM_Value* v = input_value(i);
-    return v && v->kind == LOOM_VALUE_TENSOR ? &v->tensor : nullptr;
-  }
-  const LOOM_Value* input_value(uint64_t i) const override {
-    if (i >= step_.inputs.size() || step_.inputs[i] == kNoSlot) return nullptr;
-    return run_.value_of(step_.inputs[i]);
-  }
-  uint64_t output_count() const override { return step_.outputs.size(); }
-  LOOM_Tensor* output(uint64_t i, int32_t dtype, const int64_t* dims, uint64_t rank) override {
-    if (i >= step_.outputs.size()) {
-      error_ = "output index " + std::to_string(i) + " out of range";
-      return nullptr;
-    }
-    const SlotId s = step_.outputs[i];
-    if (dtype == LOOM_DTYPE_UNDEFINED && (s == kNoSlot || run_.static_dtype(s) == LOOM_DTYPE_UNDEFINED))
-      dtype = schema_dtype(i);
-    Status why;
-    LOOM_Tensor* t = run_.allocate(s, slot_value(i), dtype, dims, rank, &why);
-    if (t == nullptr) refused(why);
-    return t;
-  }
-  Status set_output(uint64_t i, std::unique_ptr<LOOM_Value> value) override {
-    if (i >= step_.outputs.size()) return invalid_argument("output index " + std::to_string(i) + " out of range");
-    return run_.set(step_.outputs[i], slot_value(i), std::move(value));
-  }
-  const LOOM_NodeView* node() const override { return step_.node_view; }
-  void release_constant_input(uint64_t i) override {
-    if (i < step_.inputs.size()) run_.release_constant(step_.inputs[i]);
-  }
-  LOOM_Stream* stream() const override { return run_.stream(step_.stream); }
-  bool should_stop() const override { return run_.limits().cancelled() || run_.limits().timed_out(); }
-  void* scratch(uint64_t bytes) override {
-    Status why;
-    RuntimeValue& rv = working_.emplace_back();
-    void* p = run_.allocate_scratch(step_, bytes, rv, &why);
-    if (p == nullptr) refused(why);
-    return p;
-  }
-
-  Status run_subgraph(const std::string& attr, const LOOM_Value* const* inputs, uint64_t input_count,
-                      LOOM_Value** outputs, uint64_t output_count) override {
-    auto it = step_.subgraphs.find(attr);
-    if (it == step_.subgraphs.end()) return not_found(step_.label + " has no subgraph attribute '" + attr + "'");
-    const SubgraphPlan& sub = *it->second;
-    if (input_count != sub.formal_inputs.size())
-      return invalid_argument(step_.label + ": subgraph '" + attr + "' takes " +
-                              std::to_string(sub.formal_inputs.size()) + " inputs, got " + std::to_string(input_count));
-    std::map<std::string, const LOOM_Value*> feeds;
-    for (size_t k = 0; k < input_count; ++k) feeds[sub.formal_inputs[k]] = inputs[k];
-    for (const std::string& c : sub.captures) {
-      auto slot = step_.captures.find(c);
-      const LOOM_Value* v = slot == step_.captures.end() ? nullptr : run_.value_of(slot->second);
-      if (v == nullptr) return fail(step_.label + ": outer value '" + c + "' is not available to subgraph '" + attr + "'");
-      feeds[c] = v;
-    }
-    LOOM_ASSIGN_OR_RETURN(std::vector<ValuePtr> result,
-                          execute(*sub.plan, run_.eps(), feeds, sub.plan->outputs, *sub.resources,
-                                  ExecuteOptions{run_.limits()}));
-    if (result.size() != output_count)
-      return invalid_argument(step_.label + ": subgraph '" + attr + "' has " + std::to_string(result.size()) +
-                              " outputs, the kernel asked for " + std::to_string(output_count));
-    for (size_t k = 0; k < output_count; ++k) outputs[k] = result[k].release();
-    return Status::ok();
-  }
-
-  // Why the host last refused the kernel an output or scratch ("" if never):
-  // the step's error names it, with its code whatever code the kernel chose.
-  const std::string& error() const { return error_; }
-  StatusCode error_code() const { return error_code_; }
-
- private:
-  void refused(const Status& why) {
-    error_ = why.message();
-    error_code_ = why.code();
-  }
-  int32_t schema_dtype(uint64_t i) const {
-    if (i >= step_.output_types.size()) return LOOM_DTYPE_UNDEFINED;
-    const Step::OutputTypeRule& r = step_.output_types[i];
-    if (r.dtype != LOOM_DTYPE_UNDEFINED) return r.dtype;
-    const LOOM_Tensor* in = r.same_as_input >= 0 ? input(static_cast<uint64_t>(r.same_as_input)) : nullptr;
-    return in ? in->dtype : LOOM_DTYPE_UNDEFINED;
-  }
-  RuntimeValue& slot_value(uint64_t i) {
-    const SlotId s = step_.outputs[i];
-    // Unnamed outputs still get storage so kernels need not special-case them.
-    return s == kNoSlot ? scratch_[i] : run_.values()[s];
-  }
-  RunState& run_;
-  const Step& step_;
-  std::vector<RuntimeValue> scratch_;  // unnamed outputs
-  std::deque<RuntimeValue> working_;   // kernel_scratch buffers, freed (or deferred) when compute returns
-  std::string error_;
-  StatusCode error_code_ = StatusCode::kOk;
-};
-
-}  // namespace
 
 RunState::RunState(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
                    RunResources& resources, const RunLimits& limits, bool parallel)
@@ -237,8 +130,8 @@ LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, co
     const DType t = static_cast<DType>(dtype);
     if (limits_.max_tensor_bytes > 0 && dtype_size(t) > 0 &&
         static_cast<uint64_t>(*count) > static_cast<uint64_t>(limits_.max_tensor_bytes) / dtype_size(t)) {
-      *why = Status(StatusCode::kOutOfMemory, "output " + dtype_name(t) + dims_string(d) + " would exceed limits.max_tensor_mb (" +
-                                                  std::to_string(limits_.max_tensor_bytes >> 20) + " MiB)");
+      *why = Status(StatusCode::kOutOfMemory, "output " + dtype_name(t) + dims_string(d) + " would exceed " +
+                                                  onnxio::describe_byte_limit("max_tensor_mb", limits_.max_tensor_bytes));
       return nullptr;
     }
     const size_t memory = s ? s->memory : 0;
@@ -298,8 +191,8 @@ LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, co
 void* RunState::allocate_scratch(const Step& step, uint64_t bytes, RuntimeValue& rv, Status* why) {
   const std::string what = "scratch of " + std::to_string(bytes) + " bytes";
   if (limits_.max_tensor_bytes > 0 && bytes > static_cast<uint64_t>(limits_.max_tensor_bytes)) {
-    *why = Status(StatusCode::kOutOfMemory, what + " would exceed limits.max_tensor_mb (" +
-                                                std::to_string(limits_.max_tensor_bytes >> 20) + " MiB)");
+    *why = Status(StatusCode::kOutOfMemory,
+                  what + " would exceed " + onnxio::describe_byte_limit("max_tensor_mb", limits_.max_tensor_bytes));
     return nullptr;
   }
   if (bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
@@ -511,7 +404,7 @@ Status RunState::run_step(const Step& step, StepTiming* timing) {
       for (SlotId s : step.frees) drop(values_[s]);
     return Status::ok();
   }
-  KernelContext ctx(*this, step);
+  StepKernelContext ctx(*this, step);
   // EPs that declared they cannot run concurrently run one step at a time
   // (recursive: a control-flow step of such an EP runs its body's steps).
   std::unique_lock<std::recursive_mutex> serial;

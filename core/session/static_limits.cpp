@@ -1,5 +1,7 @@
 #include "session/static_limits.h"
 
+#include "onnx/tensor_proto.h"
+
 namespace loom::session {
 namespace {
 
@@ -16,7 +18,7 @@ Status check_graph(const ir::Graph& graph, int64_t max_bytes) {
       if (over)
         return Status(StatusCode::kInvalidArgument,
                       "node " + node->label() + " makes '" + out + "' of static type " + t->to_string() +
-                          ", over limits.max_tensor_mb (" + std::to_string(max_bytes >> 20) + " MiB)");
+                          ", over " + onnxio::describe_byte_limit("max_tensor_mb", max_bytes));
     }
     for (const ir::Attribute& a : node->attributes) {
       if (a.graph) LOOM_RETURN_IF_ERROR(check_graph(*a.graph, max_bytes));
