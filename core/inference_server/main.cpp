@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "onnx/inference_protocol.h"
+#include "opreg/op_registry.h"
 
 int main() {
   using loom::onnxio::inference_protocol::kServerSocketFd;
@@ -18,9 +19,10 @@ int main() {
                  kServerSocketFd);
     return 2;
   }
-  // ONNX registers its schemas at the first lookup: done before the first
-  // request arrives, while the caller is still reading its model.
-  const ::onnx::ISchemaRegistry* registry = ::onnx::OpSchemaRegistry::Instance();
-  (void)::onnx::OpSchemaRegistry::Schema("Relu", 14, "");
+  // ONNX registers its schemas (and Loom's table is built) at the first
+  // lookup: done before the first request arrives, while the caller is
+  // still reading its model.
+  const ::onnx::ISchemaRegistry* registry = &loom::opreg::op_registry();
+  (void)loom::opreg::find_schema("Relu", 14, "");
   loom::onnxio::inference_protocol::serve(kServerSocketFd, registry);
 }

@@ -79,13 +79,25 @@ Expected<std::vector<Node*>> Graph::topological_order() const {
           return invalid_graph("value '" + o + "' is produced by both node " + nodes_[it->second]->label() +
                                " and node " + nodes_[i]->label());
       }
-  // Values available without a producer in this graph.
+  // Values available without a producer in this graph: its inputs and
+  // initializers, and what an enclosing graph defines -- including outputs
+  // of its nodes that no type was recorded for (an earlier If's outputs,
+  // say), collected once, on the first value not found otherwise.
   const std::unordered_set<std::string_view> graph_inputs(inputs.begin(), inputs.end());
+  std::unordered_set<std::string_view> outer_outputs;
+  bool outer_outputs_ready = false;
   auto available_outside = [&](const std::string& v) {
     if (v.empty() || initializers.count(v) || graph_inputs.count(v)) return true;
     for (const Graph* g = parent; g != nullptr; g = g->parent)
       if (g->initializers.count(v) || g->is_graph_input(v) || g->value_types.count(v)) return true;
-    return false;
+    if (!outer_outputs_ready) {
+      for (const Graph* g = parent; g != nullptr; g = g->parent)
+        for (const auto& node : g->nodes_)
+          for (const std::string& o : node->outputs)
+            if (!o.empty()) outer_outputs.insert(o);
+      outer_outputs_ready = true;
+    }
+    return outer_outputs.count(v) > 0;
   };
   // Edges producer -> consumer, each once per pair.
   std::vector<std::pair<size_t, size_t>> edges;

@@ -19,6 +19,7 @@
 #include "base/logging.h"
 #include "onnx/inference_protocol.h"
 #include "onnx/op_schemas.h"
+#include "opreg/op_registry.h"
 
 extern char** environ;
 
@@ -131,7 +132,7 @@ std::string inference_server_program() {
 }
 
 InferenceServer::InferenceServer(const ::onnx::ISchemaRegistry* registry)
-    : registry_(registry != nullptr ? registry : ::onnx::OpSchemaRegistry::Instance()),
+    : registry_(registry != nullptr ? registry : &opreg::op_registry()),
       launch_(registry == nullptr && !inference_server_program().empty() ? ServerLaunch::kProgram
                                                                           : ServerLaunch::kFork) {
   if (registry == nullptr && launch_ == ServerLaunch::kFork) {

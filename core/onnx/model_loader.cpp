@@ -27,6 +27,7 @@
 #include "onnx/model_census.h"
 #include "onnx/proto_structure.h"
 #include "onnx/tensor_proto.h"
+#include "opreg/op_registry.h"
 
 namespace loom::onnxio {
 namespace {
@@ -310,8 +311,8 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   // calling the previous twice held the inference server for its whole
   // timeout, and every session created meanwhile waited behind it).
   if (Status st = refuse_function_calls(model); !st) return st.with_context(source);
-  ::onnx::ISchemaRegistry* registry = options.schemas ? static_cast<::onnx::ISchemaRegistry*>(options.schemas.get())
-                                                      : ::onnx::OpSchemaRegistry::Instance();
+  const ::onnx::ISchemaRegistry* registry =
+      options.schemas ? static_cast<const ::onnx::ISchemaRegistry*>(options.schemas.get()) : &opreg::op_registry();
   if (Status st = verify_onnx_nodes(model.graph(), *registry, opsets); !st) return st.with_context(source);
   // ONNX's inference fills value_info; failures only mean less is known.
   if (InferenceResult r = infer_shapes_isolated(model, options.schemas.get()); r.outcome != InferenceOutcome::kDone)
@@ -424,7 +425,7 @@ bool is_onnx_domain(const std::string& domain) {
 }
 
 bool is_known_onnx_op(const std::string& op_type, const std::string& domain, int64_t opset) {
-  if (::onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), domain) != nullptr) return true;
+  if (opreg::find_schema(op_type, opset, domain) != nullptr) return true;
   // ONNX Runtime's contrib ops that live in the default domain: its
   // transformer optimizer emits LayerNormalization in models older than
   // opset 17 (where ONNX added it) and SimplifiedLayerNormalization (RMS

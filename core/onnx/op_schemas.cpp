@@ -9,6 +9,7 @@
 #include "loom/plugin_api.h"
 #include "onnx/model_loader.h"
 #include "onnx/tensor_proto.h"
+#include "opreg/op_registry.h"
 
 namespace loom::onnxio {
 namespace {
@@ -211,7 +212,7 @@ const ::onnx::OpSchema* OpSchemas::GetSchema(const std::string& key, const int m
 
 const ::onnx::OpSchema* OpSchemas::find(const std::string& op_type, int64_t opset, const std::string& domain) const {
   if (const Entry* e = entry(op_type, opset, domain)) return e->onnx.get();
-  return ::onnx::OpSchemaRegistry::Schema(op_type, static_cast<int>(opset), domain);
+  return opreg::find_schema(op_type, opset, domain);
 }
 
 const CustomOpSchema* OpSchemas::custom_op(const std::string& op_type, int64_t opset, const std::string& domain) const {
@@ -238,7 +239,7 @@ std::string OpSchemas::describe_domain(const std::string& domain) const {
 
 const ::onnx::OpSchema* schema_of(const ir::Graph& graph, const ir::Node& node) {
   if (graph.op_schemas) return graph.op_schemas->find(node.op_type, node.opset, node.domain);
-  return ::onnx::OpSchemaRegistry::Schema(node.op_type, static_cast<int>(node.opset), node.domain);
+  return opreg::find_schema(node.op_type, node.opset, node.domain);
 }
 
 }  // namespace loom::onnxio

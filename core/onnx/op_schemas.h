@@ -62,7 +62,8 @@ class OpSchemas final : public ::onnx::ISchemaRegistry {
   Status add(CustomOpSchema op);
 
   // ISchemaRegistry, for ONNX's shape inference: the custom op of `domain`
-  // with the highest since_version <= max_inclusive_version, else ONNX's.
+  // with the highest since_version <= max_inclusive_version, else the op
+  // registry's (opreg/op_registry.h).
   const ::onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version,
                                     const std::string& domain) const override;
 
@@ -89,7 +90,7 @@ class OpSchemas final : public ::onnx::ISchemaRegistry {
   std::unique_ptr<InferenceServer> server_;
 };
 
-// The schema of `node` as `graph` sees it (its op_schemas, or ONNX's).
+// The schema of `node` as `graph` sees it (its op_schemas, or the op registry's).
 const ::onnx::OpSchema* schema_of(const ir::Graph& graph, const ir::Node& node);
 
 // ONNX's type string ("tensor(float)") for a LOOM_DTYPE_* value, and back

@@ -1,7 +1,10 @@
 #include "onnx/proto_structure.h"
 
 #include "onnx/model_loader.h"
+#include "opreg/op_registry.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -147,8 +150,14 @@ Status verify_graph(const ::onnx::GraphProto& g, const ::onnx::ISchemaRegistry& 
     // registry's schema is an older version's: only what every later
     // version kept is checked -- the required inputs and outputs, required
     // attributes present and attributes of the declared type.
-    if (is_onnx_domain(domain) && version != opsets.end() && version->second > last_known_opset(domain)) {
-      const ::onnx::OpSchema* schema = schemas.GetSchema(n.op_type(), static_cast<int>(version->second), domain);
+    // Loom's own schemas (opreg/op_registry.h) are written for the opsets
+    // they serve and checked in full.
+    const ::onnx::OpSchema* schema =
+        is_onnx_domain(domain) && version != opsets.end()
+            ? schemas.GetSchema(n.op_type(), static_cast<int>(std::min<int64_t>(version->second, INT32_MAX)), domain)
+            : nullptr;
+    if (is_onnx_domain(domain) && version != opsets.end() && version->second > last_known_opset(domain) &&
+        !opreg::is_loom_schema(schema)) {
       if (schema != nullptr) {
         // Later versions add optional inputs and outputs, never drop the
         // required ones: Loom's kernels and passes rely on those.
@@ -159,7 +168,6 @@ Status verify_graph(const ::onnx::GraphProto& g, const ::onnx::ISchemaRegistry& 
         LOOM_RETURN_IF_ERROR(check_attributes(n, i, *schema));
       }
     } else if (is_onnx_domain(domain) && version != opsets.end()) {
-      const ::onnx::OpSchema* schema = schemas.GetSchema(n.op_type(), static_cast<int>(version->second), domain);
       if (schema != nullptr) {
         try {
           schema->Verify(n);

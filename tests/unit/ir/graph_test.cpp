@@ -64,5 +64,26 @@ TEST(GraphTest, OuterScopeReferencesOfSubgraph) {
   EXPECT_EQ(body.outer_scope_references(), std::set<std::string>{"outer"});
 }
 
+// A subgraph may read an outer value that an enclosing graph's node
+// produces even when no type was recorded for it (an earlier If's output:
+// the ONNX 1.23 AffineGrid function bodies do this).
+TEST(GraphTest, SubgraphReadsUntypedOuterNodeOutput) {
+  Graph outer;
+  outer.inputs = {"x"};
+  outer.add_node(make("Neg", {"x"}, {"n"}));  // "n" has no value_types entry
+  Graph body;
+  body.parent = &outer;
+  body.outputs = {"o"};
+  body.add_node(make("Identity", {"n"}, {"o"}));
+  ASSERT_TRUE(body.topological_order().has_value()) << body.topological_order().status().message();
+  Graph stray;
+  stray.parent = &outer;
+  stray.outputs = {"o"};
+  stray.add_node(make("Identity", {"nowhere"}, {"o"}));
+  auto order = stray.topological_order();
+  ASSERT_FALSE(order.has_value());
+  EXPECT_NE(order.status().message().find("nowhere"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace loom::ir
