@@ -18,5 +18,6 @@ void register_training_kernels(sdk::KernelRegistry& r);     // ai.onnx.preview.t
 void register_random_kernels(sdk::KernelRegistry& r);       // RandomUniform/Normal(Like), Bernoulli
 void register_signal_kernels(sdk::KernelRegistry& r);       // DFT, STFT, windows, MelWeightMatrix
 void register_contrib_kernels(sdk::KernelRegistry& r);      // com.microsoft contrib ops (ORT semantics)
+void register_ml_kernels(sdk::KernelRegistry& r);           // ai.onnx.ml: Binarizer, ArrayFeatureExtractor, LabelEncoder
 
 }  // namespace loom::reference

@@ -23,6 +23,7 @@ sdk::KernelRegistry build_registry() {
   register_random_kernels(r);
   register_signal_kernels(r);
   register_contrib_kernels(r);
+  register_ml_kernels(r);
   return r;
 }
 

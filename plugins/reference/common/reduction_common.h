@@ -14,6 +14,7 @@ namespace loom::reference {
 // Sub-registrations, called from register_reduction_kernels.
 void register_reduction_softmax_kernels(sdk::KernelRegistry& r);  // Softmax, LogSoftmax, Hardmax, CumSum, TopK
 void register_reduction_norm_kernels(sdk::KernelRegistry& r);     // Batch/Instance/Layer/Lp norm, LRN, MVN
+void register_reduction_norm_recent_kernels(sdk::KernelRegistry& r);  // RMSNormalization, GroupNormalization
 void register_reduction_loss_kernels(sdk::KernelRegistry& r);     // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_reduction_linalg_kernels(sdk::KernelRegistry& r);   // Det, Einsum
 

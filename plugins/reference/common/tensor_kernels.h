@@ -11,5 +11,6 @@ void register_tensor_layout_kernels(sdk::KernelRegistry& r);  // tensor_layout.c
 void register_tensor_index_kernels(sdk::KernelRegistry& r);   // tensor_index.cpp
 void register_tensor_misc_kernels(sdk::KernelRegistry& r);    // tensor_misc.cpp
 void register_tensor_resize_kernels(sdk::KernelRegistry& r);  // tensor_resize.cpp
+void register_tensor_recent_kernels(sdk::KernelRegistry& r);  // tensor_recent.cpp (TensorScatter, CenterCropPad)
 
 }  // namespace loom::reference

@@ -185,6 +185,7 @@ void register_elementwise_kernels(sdk::KernelRegistry& r) {
   register_elementwise_unary_kernels(r);
   register_elementwise_variadic_kernels(r);
   register_elementwise_cast_kernels(r);
+  register_elementwise_recent_kernels(r);
 }
 
 }  // namespace loom::reference

@@ -10,7 +10,21 @@ namespace {
 using sdk::KernelContext;
 using BoolTypes = TypeList<bool>;
 
-void equal(KernelContext& ctx) { binary<PodTypes, true>(ctx, "Equal", [](auto a, auto b) { return a == b; }); }
+// Equal-19 compares strings too (byte-wise).
+void equal(KernelContext& ctx) {
+  const sdk::ConstTensor a = ctx.required_input(0), b = ctx.required_input(1);
+  if (a.dtype() != LOOM_DTYPE_STRING) {
+    binary<PodTypes, true>(ctx, "Equal", [](auto x, auto y) { return x == y; });
+    return;
+  }
+  if (b.dtype() != LOOM_DTYPE_STRING) sdk::fail_invalid("Equal: a string tensor compared with " + sdk::dtype_name(b.dtype()));
+  const Shape out_shape = broadcast_shape({a.shape(), b.shape()}, "Equal");
+  sdk::Tensor out = ctx.output(0, out_shape, LOOM_DTYPE_BOOL);
+  if (out.size() == 0) return;
+  bool* p = out.mutable_data<bool>();
+  for_each_broadcast(out_shape, {a.shape(), b.shape()},
+                     [&](int64_t i, const int64_t* off) { p[i] = a.string_at(off[0]) == b.string_at(off[1]); });
+}
 void less(KernelContext& ctx) { binary<NumericTypes, true>(ctx, "Less", [](auto a, auto b) { return a < b; }); }
 void greater(KernelContext& ctx) {
   binary<NumericTypes, true>(ctx, "Greater", [](auto a, auto b) { return a > b; });

@@ -12,6 +12,11 @@ void register_nn_kernels(sdk::KernelRegistry& r) {
   register_nn_quant_kernels(r);
   register_nn_spatial_kernels(r);
   register_nn_rnn_kernels(r);
+  register_nn_attention_kernels(r);
+  register_nn_recent_kernels(r);
+  register_nn_recurrent_state_kernels(r);
+  register_nn_deform_conv_kernels(r);
+  register_nn_flex_attention_kernels(r);
 }
 
 }  // namespace loom::reference

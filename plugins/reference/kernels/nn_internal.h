@@ -17,6 +17,11 @@ void register_nn_matmul_kernels(sdk::KernelRegistry& r);   // MatMul, Gemm, MatM
 void register_nn_quant_kernels(sdk::KernelRegistry& r);    // (De)QuantizeLinear, DynamicQuantizeLinear
 void register_nn_spatial_kernels(sdk::KernelRegistry& r);  // GridSample, RoiAlign, NonMaxSuppression
 void register_nn_rnn_kernels(sdk::KernelRegistry& r);      // RNN, GRU, LSTM
+void register_nn_attention_kernels(sdk::KernelRegistry& r);  // Attention
+void register_nn_recent_kernels(sdk::KernelRegistry& r);   // RotaryEmbedding, Col2Im, AffineGrid
+void register_nn_recurrent_state_kernels(sdk::KernelRegistry& r);  // LinearAttention, CausalConvWithState
+void register_nn_deform_conv_kernels(sdk::KernelRegistry& r);  // DeformConv
+void register_nn_flex_attention_kernels(sdk::KernelRegistry& r);  // ai.onnx.preview FlexAttention
 
 // C[M,N] = alpha * op(A) * op(B) + beta * C, all row-major with leading
 // dimensions lda/ldb/ldc (elements). op(A) is [M,K], op(B) is [K,N]. With

@@ -1,5 +1,5 @@
-// Linear quantization: QuantizeLinear, DequantizeLinear (per tensor and, from
-// opset 13, per axis) and DynamicQuantizeLinear.
+// Linear quantization: QuantizeLinear, DequantizeLinear (per tensor; from
+// opset 13 per axis; from 21 blocked and 16-bit) and DynamicQuantizeLinear.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -15,43 +15,77 @@ namespace {
 using sdk::ConstTensor;
 using sdk::KernelContext;
 
-// Maps a flat element index of x to its quantization channel.
-struct ChannelMap {
-  int64_t channels = 1, inner = 1;
-  int64_t operator()(int64_t i) const { return channels == 1 ? 0 : (i / inner) % channels; }
+// Maps a flat element index of x to the index of its scale / zero point:
+// 0 per tensor; per axis, the coordinate along `axis`; blocked (opset 21,
+// block_size > 0), the scale tensor has x's rank, x's dims except along
+// `axis`, where each scale covers block_size consecutive elements.
+struct ParamMap {
+  int64_t channels = 1, inner = 1, dim = 1, block = 0, scale_dim = 1;
+  int64_t operator()(int64_t i) const {
+    if (channels == 1) return 0;
+    if (block == 0) return (i / inner) % channels;
+    const int64_t a = (i / inner) % dim, outer = i / (inner * dim);
+    return (outer * scale_dim + a / block) * inner + i % inner;
+  }
 };
 
-// Per-tensor when the scale has one element, else per-axis along `axis`.
-ChannelMap channel_map(const Shape& xs, const ConstTensor& scale, int64_t axis_attr, const std::string& op) {
-  ChannelMap cm;
-  if (scale.size() == 1 && scale.rank() <= 1) return cm;
-  if (scale.rank() != 1) sdk::fail_invalid(op + ": scale must be a scalar or a 1-D tensor");
-  const int64_t axis = normalize_axis(axis_attr, static_cast<int64_t>(xs.size()), op);
-  if (scale.size() != xs[axis])
-    sdk::fail_invalid(op + ": scale has " + std::to_string(scale.size()) + " elements, axis " + std::to_string(axis) +
-                      " of the input has " + std::to_string(xs[axis]));
-  cm.channels = xs[axis];
-  cm.inner = dims_product(xs, axis + 1, xs.size());
-  return cm;
+ParamMap param_map(const Shape& xs, const ConstTensor& scale, const sdk::Node& node, const std::string& op) {
+  ParamMap m;
+  const int64_t block = node.opset() >= 21 ? node.attr_int("block_size", 0) : 0;
+  if (block < 0) sdk::fail_invalid(op + ": block_size must be non-negative, got " + std::to_string(block));
+  if (block == 0 && scale.size() == 1 && scale.rank() <= 1) return m;
+  const int64_t rank = static_cast<int64_t>(xs.size());
+  const int64_t axis = normalize_axis(node.attr_int("axis", 1), rank, op);
+  m.inner = dims_product(xs, static_cast<size_t>(axis) + 1, xs.size());
+  m.dim = xs[static_cast<size_t>(axis)];
+  if (block == 0) {
+    if (scale.rank() != 1)
+      sdk::fail_invalid(op + ": scale must be a scalar or a 1-D tensor (or blocked, with block_size)");
+    if (scale.size() != m.dim)
+      sdk::fail_invalid(op + ": scale has " + std::to_string(scale.size()) + " elements, axis " + std::to_string(axis) +
+                        " of the input has " + std::to_string(m.dim));
+    m.channels = m.dim;
+    return m;
+  }
+  // Blocked: scale [.., ceil(dim / block), ..].
+  const Shape ss = scale.shape();
+  bool ok = static_cast<int64_t>(ss.size()) == rank;
+  for (int64_t d = 0; ok && d < rank; ++d)
+    ok = d == axis ? ss[static_cast<size_t>(d)] == m.dim / block + (m.dim % block != 0 ? 1 : 0)
+                   : ss[static_cast<size_t>(d)] == xs[static_cast<size_t>(d)];
+  if (!ok)
+    sdk::fail_invalid(op + ": with block_size " + std::to_string(block) + " along axis " + std::to_string(axis) +
+                      ", scale must have the input's shape " + shape_string(xs) + " with that axis divided into blocks, got " +
+                      shape_string(ss));
+  m.block = block;
+  m.scale_dim = ss[static_cast<size_t>(axis)];
+  m.channels = scale.size();
+  return m;
 }
 
 void quantize_linear(KernelContext& ctx) {
   const std::string op = "QuantizeLinear";
   const ConstTensor x = ctx.required_input(0), scale = ctx.required_input(1), zero = ctx.input(2);
   const Shape xs = x.shape();
-  const ChannelMap cm = channel_map(xs, scale, ctx.node().attr_int("axis", 1), op);
+  const ParamMap pm = param_map(xs, scale, ctx.node(), op);
   if (zero.exists() && zero.size() != scale.size())
     sdk::fail_invalid(op + ": y_zero_point and y_scale have different sizes");
-  const QuantParams q = read_quant_params(scale, zero, cm.channels, op);
-  const int32_t out_type = zero.exists() ? zero.dtype() : LOOM_DTYPE_UINT8;
-  dispatch<TypeList<uint8_t, int8_t>>(out_type, op, [&](auto qtag) {
+  const QuantParams q = read_quant_params(scale, zero, pm.channels, op);
+  // The output type: the zero point's, else (opset 21) output_dtype, else uint8.
+  const int64_t output_dtype = ctx.node().opset() >= 21 ? ctx.node().attr_int("output_dtype", 0) : 0;
+  if (zero.exists() && output_dtype != 0 && output_dtype != zero.dtype())
+    sdk::fail_invalid(op + ": output_dtype differs from y_zero_point's type");
+  const int32_t out_type = zero.exists() ? zero.dtype() : output_dtype != 0 ? static_cast<int32_t>(output_dtype) : LOOM_DTYPE_UINT8;
+  dispatch<TypeList<uint8_t, int8_t, uint16_t, int16_t>>(out_type, op, [&](auto qtag) {
     using Q = decltype(qtag);
-    Q* y = ctx.output(0, xs, out_type).template mutable_data<Q>();
+    sdk::Tensor out = ctx.output(0, xs, out_type);
+    if (out.size() == 0) return;
+    Q* y = out.template mutable_data<Q>();
     dispatch<TypeList<float, int32_t, Float16, BFloat16, double>>(x.dtype(), op, [&](auto tag) {
       using T = decltype(tag);
       const T* px = x.template data<T>();
       for (int64_t i = 0, n = x.size(); i < n; ++i) {
-        const int64_t c = cm(i);
+        const int64_t c = pm(i);
         const float v = static_cast<float>(static_cast<compute_t<T>>(px[i]));
         y[i] = quantize_round<Q>(v / q.scale_at(c), q.zero_at(c));
       }
@@ -59,23 +93,30 @@ void quantize_linear(KernelContext& ctx) {
   });
 }
 
+// The output is float up to opset 18 and the scale's type from 19 on.
 void dequantize_linear(KernelContext& ctx) {
   const std::string op = "DequantizeLinear";
   const ConstTensor x = ctx.required_input(0), scale = ctx.required_input(1), zero = ctx.input(2);
   const Shape xs = x.shape();
-  const ChannelMap cm = channel_map(xs, scale, ctx.node().attr_int("axis", 1), op);
+  const ParamMap pm = param_map(xs, scale, ctx.node(), op);
   if (zero.exists() && zero.size() != scale.size())
     sdk::fail_invalid(op + ": x_zero_point and x_scale have different sizes");
   if (zero.exists() && zero.dtype() != x.dtype()) sdk::fail_invalid(op + ": x_zero_point type differs from x");
-  const QuantParams q = read_quant_params(scale, zero, cm.channels, op);
-  float* y = ctx.output(0, xs, LOOM_DTYPE_FLOAT).mutable_data<float>();
-  dispatch<TypeList<uint8_t, int8_t, int32_t>>(x.dtype(), op, [&](auto tag) {
-    using T = decltype(tag);
-    const T* px = x.template data<T>();
-    for (int64_t i = 0, n = x.size(); i < n; ++i) {
-      const int64_t c = cm(i);
-      y[i] = static_cast<float>(static_cast<int32_t>(px[i]) - q.zero_at(c)) * q.scale_at(c);
-    }
+  const QuantParams q = read_quant_params(scale, zero, pm.channels, op);
+  const int32_t out_type = ctx.node().opset() >= 19 ? scale.dtype() : LOOM_DTYPE_FLOAT;
+  dispatch<TypeList<float, double, Float16, BFloat16>>(out_type, op, [&](auto otag) {
+    using O = decltype(otag);
+    sdk::Tensor out = ctx.output(0, xs, out_type);
+    if (out.size() == 0) return;
+    O* y = out.template mutable_data<O>();
+    dispatch<TypeList<uint8_t, int8_t, uint16_t, int16_t, int32_t>>(x.dtype(), op, [&](auto tag) {
+      using T = decltype(tag);
+      const T* px = x.template data<T>();
+      for (int64_t i = 0, n = x.size(); i < n; ++i) {
+        const int64_t c = pm(i);
+        y[i] = static_cast<O>(static_cast<float>(static_cast<int32_t>(px[i]) - q.zero_at(c)) * q.scale_at(c));
+      }
+    });
   });
 }
 

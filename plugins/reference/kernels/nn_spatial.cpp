@@ -1,5 +1,5 @@
 // Spatial sampling and detection ops: GridSample (PyTorch grid_sample
-// semantics), RoiAlign (ORT / Detectron semantics) and NonMaxSuppression.
+// semantics; 4-D, and 5-D from opset 20), RoiAlign (ORT / Detectron semantics) and NonMaxSuppression.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -39,9 +39,10 @@ class GridSample {
   void compute(KernelContext& ctx) const {
     const ConstTensor x = ctx.required_input(0), grid = ctx.required_input(1);
     const Shape xs = x.shape(), gs = grid.shape();
+    if (xs.size() == 5) return compute_volumetric(ctx, x, grid);
     if (xs.size() != 4 || gs.size() != 4 || gs[0] != xs[0] || gs[3] != 2)
-      sdk::fail_invalid("GridSample: X must be [N,C,H,W] and grid [N,H_out,W_out,2]; got " + shape_string(xs) +
-                        " and " + shape_string(gs));
+      sdk::fail_invalid("GridSample: X must be [N,C,H,W] and grid [N,H_out,W_out,2] (or 5-D: [N,C,D,H,W] and "
+                        "[N,D_out,H_out,W_out,3]); got " + shape_string(xs) + " and " + shape_string(gs));
     const int64_t n_batch = xs[0], channels = xs[1], h = xs[2], w = xs[3], ho = gs[1], wo = gs[2];
     const Shape ys = {n_batch, channels, ho, wo};
     dispatch<TypeList<float, double, Float16, BFloat16>>(x.dtype(), "GridSample", [&](auto tag) {
@@ -66,6 +67,74 @@ class GridSample {
   }
 
  private:
+  // GridSample-20 on 5-D X [N, C, D, H, W] with grid [N, D_out, H_out,
+  // W_out, 3] holding (x, y, z): trilinear or nearest (bicubic is 4-D only).
+  void compute_volumetric(KernelContext& ctx, const ConstTensor& x, const ConstTensor& grid) const {
+    const Shape xs = x.shape(), gs = grid.shape();
+    if (gs.size() != 5 || gs[0] != xs[0] || gs[4] != 3)
+      sdk::fail_invalid("GridSample: a 5-D X [N,C,D,H,W] needs grid [N,D_out,H_out,W_out,3]; got " + shape_string(xs) +
+                        " and " + shape_string(gs));
+    if (mode_ == SampleMode::kBicubic) sdk::fail_invalid("GridSample: bicubic mode takes 4-D input only");
+    const int64_t n_batch = xs[0], channels = xs[1], d = xs[2], h = xs[3], w = xs[4];
+    const int64_t out_points = sdk::checked_element_count({gs[1], gs[2], gs[3]}, "GridSample: output size");
+    const Shape ys = {n_batch, channels, gs[1], gs[2], gs[3]};
+    sdk::checked_element_count(ys, "GridSample: output size");
+    dispatch<TypeList<float, double, Float16, BFloat16>>(x.dtype(), "GridSample", [&](auto tag) {
+      using T = decltype(tag);
+      const T* px = x.template data<T>();
+      sdk::Tensor out = ctx.output(0, ys, x.dtype());
+      if (out.size() == 0) return;
+      T* py = out.template mutable_data<T>();
+      const std::vector<double> g = grid_values(grid);
+      for (int64_t n = 0; n < n_batch; ++n)
+        for (int64_t i = 0; i < out_points; ++i) {
+          const double* p = g.data() + (n * out_points + i) * 3;
+          const double fx = unnormalize(p[0], w), fy = unnormalize(p[1], h), fz = unnormalize(p[2], d);
+          for (int64_t c = 0; c < channels; ++c) {
+            const T* volume = px + (n * channels + c) * d * h * w;
+            py[(n * channels + c) * out_points + i] = static_cast<T>(static_cast<compute_t<T>>(sample3d(volume, d, h, w, fx, fy, fz)));
+          }
+        }
+    });
+  }
+  static std::vector<double> grid_values(const ConstTensor& grid) {
+    std::vector<double> out(static_cast<size_t>(grid.size()));
+    dispatch<TypeList<float, double, Float16, BFloat16>>(grid.dtype(), "GridSample", [&](auto tag) {
+      using G = decltype(tag);
+      const G* pg = grid.template data<G>();
+      for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(pg[i]);
+    });
+    return out;
+  }
+  template <class T>
+  static double at3(const T* v, int64_t d, int64_t h, int64_t w, int64_t z, int64_t y, int64_t x) {
+    if (z < 0 || z >= d || y < 0 || y >= h || x < 0 || x >= w) return 0;
+    return static_cast<double>(v[(z * h + y) * w + x]);
+  }
+  // Coordinates beyond this are outside any tensor: sampled as padding
+  // (zero), and never converted to an integer out of range.
+  static bool inside_range(double v) { return std::isfinite(v) && std::fabs(v) < 4.0e18; }
+  template <class T>
+  double sample3d(const T* v, int64_t d, int64_t h, int64_t w, double fx, double fy, double fz) const {
+    if (d <= 0 || h <= 0 || w <= 0) return 0;
+    fx = pad_coord(fx, w);
+    fy = pad_coord(fy, h);
+    fz = pad_coord(fz, d);
+    if (!inside_range(fx) || !inside_range(fy) || !inside_range(fz)) return 0;
+    if (mode_ == SampleMode::kNearest)
+      return at3(v, d, h, w, static_cast<int64_t>(std::nearbyint(fz)), static_cast<int64_t>(std::nearbyint(fy)),
+                 static_cast<int64_t>(std::nearbyint(fx)));
+    const double x0 = std::floor(fx), y0 = std::floor(fy), z0 = std::floor(fz);
+    const double lx = fx - x0, ly = fy - y0, lz = fz - z0;
+    const int64_t ix = static_cast<int64_t>(x0), iy = static_cast<int64_t>(y0), iz = static_cast<int64_t>(z0);
+    double out = 0;
+    for (int dz = 0; dz < 2; ++dz)
+      for (int dy = 0; dy < 2; ++dy)
+        for (int dx = 0; dx < 2; ++dx)
+          out += (dz ? lz : 1 - lz) * (dy ? ly : 1 - ly) * (dx ? lx : 1 - lx) * at3(v, d, h, w, iz + dz, iy + dy, ix + dx);
+    return out;
+  }
+
   double unnormalize(double coord, int64_t size) const {
     return align_corners_ ? (coord + 1) / 2 * static_cast<double>(size - 1)
                           : ((coord + 1) * static_cast<double>(size) - 1) / 2;

@@ -194,6 +194,12 @@ class ReduceKernel {
       }
     }
     const ReducePlan plan = make_plan(in, reduced, keepdims_);
+    // ReduceMax/Min-20 take bool too: any and all.
+    if (x.dtype() == LOOM_DTYPE_BOOL && (op_ == ReduceOp::kMax || op_ == ReduceOp::kMin)) {
+      sdk::Tensor out = ctx.output(0, plan.out_shape, x.dtype());
+      if (out.size() > 0) reduce_typed<bool>(op_, x.data<bool>(), out.mutable_data<bool>(), plan);
+      return;
+    }
     using Types = TypeList<float, double, Float16, BFloat16, int32_t, int64_t, uint32_t, uint64_t,
                            int8_t, uint8_t>;
     dispatch<Types>(x.dtype(), name_, [&](auto tag) {
@@ -327,6 +333,7 @@ void register_reduction_kernels(sdk::KernelRegistry& r) {
 
   register_reduction_softmax_kernels(r);
   register_reduction_norm_kernels(r);
+  register_reduction_norm_recent_kernels(r);
   register_reduction_loss_kernels(r);
   register_reduction_linalg_kernels(r);
 }

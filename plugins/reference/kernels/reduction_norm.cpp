@@ -3,41 +3,12 @@
 // Statistics are computed in double and rounded once at the end.
 #include <cmath>
 
-#include "common/broadcast.h"
-#include "common/reduction_common.h"
+#include "common/norm_params.h"
 
 namespace loom::reference {
 namespace {
 
 using sdk::KernelContext;
-
-// `param` (shape p) broadcast unidirectionally to `target`, as doubles.
-std::vector<double> expand_param(const sdk::ConstTensor& param, const Shape& target, std::string_view op,
-                                 std::string_view what) {
-  const Shape ps = param.shape();
-  bool ok = ps.size() <= target.size();
-  for (size_t i = 0; ok && i < ps.size(); ++i) {
-    const int64_t t = target[target.size() - ps.size() + i];
-    ok = ps[i] == t || ps[i] == 1;
-  }
-  if (!ok)
-    sdk::fail_invalid(std::string(op) + ": " + std::string(what) + " of shape " + shape_string(ps) +
-                      " does not broadcast to " + shape_string(target));
-  const std::vector<double> v = float_tensor_to_doubles(param, op);
-  std::vector<double> out(static_cast<size_t>(element_count(target)));
-  for_each_broadcast(target, {ps}, [&](int64_t i, const int64_t* off) {
-    out[static_cast<size_t>(i)] = v[static_cast<size_t>(off[0])];
-  });
-  return out;
-}
-
-// Requires a 1-D parameter with `n` elements.
-std::vector<double> vector_param(const sdk::ConstTensor& t, int64_t n, std::string_view op, std::string_view what) {
-  if (t.rank() != 1 || t.dim(0) != n)
-    sdk::fail_invalid(std::string(op) + ": " + std::string(what) + " must have shape [" + std::to_string(n) +
-                      "], got " + shape_string(t.shape()));
-  return float_tensor_to_doubles(t, op);
-}
 
 // BatchNormalization, opsets 1..15. X is viewed as [N, P, S]: P = C and
 // S = spatial size normally, P = C*S and S = 1 for the legacy spatial=0
@@ -155,15 +126,7 @@ void instance_norm(KernelContext& ctx) {
     for (int64_t n = 0; n < N; ++n) {
       for (int64_t c = 0; c < C; ++c) {
         const int64_t base = (n * C + c) * S;
-        double sum = 0;
-        for (int64_t s = 0; s < S; ++s) sum += static_cast<double>(px[base + s]);
-        const double m = sum / static_cast<double>(S);
-        double sq = 0;
-        for (int64_t s = 0; s < S; ++s) {
-          const double d = static_cast<double>(px[base + s]) - m;
-          sq += d * d;
-        }
-        const double inv = 1.0 / std::sqrt(sq / static_cast<double>(S) + eps);
+        const auto [m, inv] = mean_and_inv_std(px + base, S, eps);
         const size_t ci = static_cast<size_t>(c);
         for (int64_t s = 0; s < S; ++s)
           py[base + s] = to_elem<T>((static_cast<double>(px[base + s]) - m) * inv * scale[ci] + bias[ci]);

@@ -1,4 +1,4 @@
-// Softmax, LogSoftmax, Hardmax (along one axis), CumSum and TopK.
+// Softmax, LogSoftmax, Hardmax (along one axis), CumSum, CumProd and TopK.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -98,21 +98,31 @@ struct Hardmax : SoftmaxKernel {
   explicit Hardmax(const sdk::Node& n) : SoftmaxKernel(n, SoftmaxKind::kHardmax, "Hardmax") {}
 };
 
-// CumSum (11, 14): axis is input 1 (a 0-D or 1-element int32/int64 tensor).
-void cumsum(KernelContext& ctx) {
+// CumSum (11, 14) and CumProd (26): axis is input 1 (a 0-D or 1-element
+// int32/int64 tensor). Integer products wrap around like numpy's (computed
+// in uint64, so an overflow is never undefined behaviour).
+template <bool kProduct>
+void cumulative(KernelContext& ctx) {
+  const std::string op = kProduct ? "CumProd" : "CumSum";
   const sdk::ConstTensor x = ctx.required_input(0);
   const sdk::ConstTensor axis_t = ctx.required_input(1);
   const bool exclusive = ctx.node().attr_int("exclusive", 0) != 0;
   const bool reverse = ctx.node().attr_int("reverse", 0) != 0;
   const Shape in = x.shape();
-  if (in.empty()) sdk::fail_invalid("CumSum: input must have rank >= 1");
-  const int64_t axis = normalize_axis(scalar_int_input(axis_t, "CumSum", "axis"),
-                                      static_cast<int64_t>(in.size()), "CumSum");
+  if (in.empty()) sdk::fail_invalid(op + ": input must have rank >= 1");
+  const int64_t axis = normalize_axis(scalar_int_input(axis_t, op, "axis"), static_cast<int64_t>(in.size()), op);
   const AxisView v(in, axis);
   using Types = TypeList<float, double, Float16, BFloat16, int32_t, int64_t, uint32_t, uint64_t>;
-  dispatch<Types>(x.dtype(), "CumSum", [&](auto tag) {
+  dispatch<Types>(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using A = acc_t<T>;
+    auto combine = [](A acc, A value) -> A {
+      if constexpr (!kProduct) return acc + value;
+      else if constexpr (std::is_integral_v<A>)
+        return static_cast<A>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(value));
+      else
+        return acc * value;
+    };
     const T* px = x.data<T>();
     sdk::Tensor out = ctx.output(0, in, x.dtype());
     if (out.size() == 0) return;
@@ -120,15 +130,15 @@ void cumsum(KernelContext& ctx) {
     for (int64_t o = 0; o < v.outer; ++o) {
       for (int64_t i = 0; i < v.inner; ++i) {
         const int64_t base = o * v.n * v.inner + i;
-        A acc = 0;
+        A acc = kProduct ? A(1) : A(0);
         for (int64_t j = 0; j < v.n; ++j) {
           const int64_t k = reverse ? v.n - 1 - j : j;
           const int64_t at = base + k * v.inner;
           if (exclusive) {
             py[at] = to_elem<T>(acc);
-            acc += static_cast<A>(px[at]);
+            acc = combine(acc, static_cast<A>(px[at]));
           } else {
-            acc += static_cast<A>(px[at]);
+            acc = combine(acc, static_cast<A>(px[at]));
             py[at] = to_elem<T>(acc);
           }
         }
@@ -204,7 +214,8 @@ void register_reduction_softmax_kernels(sdk::KernelRegistry& r) {
   r.add_class<Softmax>("", "Softmax", 1, kOpen);
   r.add_class<LogSoftmax>("", "LogSoftmax", 1, kOpen);
   r.add_class<Hardmax>("", "Hardmax", 1, kOpen);
-  r.add("", "CumSum", 11, kOpen, cumsum);
+  r.add("", "CumSum", 11, kOpen, cumulative<false>);
+  r.add("", "CumProd", 26, kOpen, cumulative<true>);
   r.add("", "TopK", 1, kOpen, topk);
 }
 

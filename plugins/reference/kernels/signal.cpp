@@ -127,13 +127,17 @@ int64_t complex_dim(const Shape& s, std::string_view op, std::string_view name) 
   return c;
 }
 
-// DFT-17: input [batch, signal dims..., 1|2]; transforms along `axis` (a
-// signal dimension, or the batch dimension 0), zero-padding or truncating to
-// dft_length; onesided keeps bins [0, n/2].
+// DFT-17/20: input [batch, signal dims..., 1|2]; transforms along `axis`
+// (a signal dimension, or the batch dimension 0: the attribute in 17, the
+// optional scalar input 2 in 20, default -2 there), zero-padding or
+// truncating to dft_length n; onesided keeps bins [0, n/2]. Inverse and
+// onesided together is the inverse real transform (numpy's irfft): bins
+// [0, n/2] of a Hermitian spectrum in, a real signal [.., n, .., 1] out.
 class DftKernel {
  public:
   explicit DftKernel(const sdk::Node& node)
-      : axis_(node.attr_int("axis", 1)),
+      : opset_(node.opset()),
+        axis_(node.attr_int("axis", 1)),
         inverse_(node.attr_int("inverse", 0) != 0),
         onesided_(node.attr_int("onesided", 0) != 0) {}
 
@@ -145,27 +149,33 @@ class DftKernel {
       sdk::fail_invalid("DFT: input must have rank >= 2 ([batch, signal dims..., 1 or 2]), got shape " +
                         shape_string(in));
     const int64_t c = complex_dim(in, "DFT", "input");
-    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    int64_t axis_given = axis_;
+    if (opset_ >= 20) axis_given = ctx.input(2).exists() ? signal_scalar_int(ctx.input(2), "DFT", "axis") : -2;
+    const int64_t axis = axis_given < 0 ? axis_given + rank : axis_given;
     if (axis < 0 || axis > rank - 2)
-      sdk::fail_invalid("DFT: axis " + std::to_string(axis_) + " out of range for input of rank " +
+      sdk::fail_invalid("DFT: axis " + std::to_string(axis_given) + " out of range for input of rank " +
                         std::to_string(rank) + " (it must name a dimension before the last, complex one)");
     const int64_t n_in = in[static_cast<size_t>(axis)];
-    int64_t n = n_in;
+    const bool real_inverse = inverse_ && onesided_;
+    int64_t n = real_inverse ? 2 * (n_in - 1) : n_in;  // numpy's irfft default length
     const sdk::ConstTensor len = ctx.input(1);
     if (len.exists()) {
       n = signal_scalar_int(len, "DFT", "dft_length");
       if (n < 1) sdk::fail_invalid("DFT: dft_length must be positive, got " + std::to_string(n));
     } else if (n < 1) {
-      sdk::fail_invalid("DFT: signal length along axis " + std::to_string(axis) + " is 0 (shape " +
-                        shape_string(in) + ")");
+      sdk::fail_invalid("DFT: signal length along axis " + std::to_string(axis) + " is " + std::to_string(n_in) +
+                        ", too short (shape " + shape_string(in) + ")");
     }
-    const int64_t out_n = onesided_ ? n / 2 + 1 : n;
+    const int64_t out_n = onesided_ && !inverse_ ? n / 2 + 1 : n;
     Shape out_shape = in;
     out_shape[static_cast<size_t>(axis)] = out_n;
-    out_shape.back() = 2;
+    out_shape.back() = real_inverse ? 1 : 2;
     const int64_t outer = dims_product(in, 0, static_cast<size_t>(axis));
     const int64_t inner = dims_product(in, static_cast<size_t>(axis) + 1, in.size() - 1);
-    const int64_t copy_n = std::min(n, n_in);
+    // The input bins read: all n, or for the real inverse the n/2 + 1 that
+    // determine a Hermitian spectrum.
+    const int64_t copy_n = std::min(real_inverse ? n / 2 + 1 : n, n_in);
+    const int64_t out_c = out_shape.back();
 
     dispatch<FloatTypes>(x.dtype(), "DFT", [&](auto tag) {
       using T = decltype(tag);
@@ -182,11 +192,12 @@ class DftKernel {
             const T* e = px + ((o * n_in + j) * inner + i) * c;
             line[static_cast<size_t>(j)] = Complex(to_double(e[0]), c == 2 ? to_double(e[1]) : 0.0);
           }
+          if (real_inverse) make_hermitian(line);
           transform(plan, line.data(), inverse_, scratch);
           for (int64_t k = 0; k < out_n; ++k) {
-            T* e = py + ((o * out_n + k) * inner + i) * 2;
+            T* e = py + ((o * out_n + k) * inner + i) * out_c;
             e[0] = signal_from_double<T>(line[static_cast<size_t>(k)].real());
-            e[1] = signal_from_double<T>(line[static_cast<size_t>(k)].imag());
+            if (out_c == 2) e[1] = signal_from_double<T>(line[static_cast<size_t>(k)].imag());
           }
         }
       }
@@ -194,6 +205,17 @@ class DftKernel {
   }
 
  private:
+  // Completes bins [0, n/2] into the spectrum of a real signal: bin n - k is
+  // the conjugate of bin k, and the DC (and, for even n, Nyquist) bins are
+  // real (their imaginary parts are ignored, as numpy's irfft does).
+  static void make_hermitian(std::vector<Complex>& line) {
+    const size_t n = line.size();
+    line[0] = Complex(line[0].real(), 0);
+    if (n % 2 == 0) line[n / 2] = Complex(line[n / 2].real(), 0);
+    for (size_t k = n / 2 + 1; k < n; ++k) line[k] = std::conj(line[n - k]);
+  }
+
+  int64_t opset_;
   int64_t axis_;
   bool inverse_, onesided_;
 };
@@ -281,7 +303,7 @@ class StftKernel {
 }  // namespace
 
 void register_signal_kernels(sdk::KernelRegistry& r) {
-  r.add_class<DftKernel>("", "DFT", 17, 19);  // opset 20 moves axis to an input
+  r.add_class<DftKernel>("", "DFT", 17, kOpen);  // opset 20 moves axis to an input
   r.add_class<StftKernel>("", "STFT", 17, kOpen);
   register_signal_window_kernels(r);
 }

@@ -272,6 +272,7 @@ void register_tensor_kernels(sdk::KernelRegistry& r) {
   register_tensor_layout_kernels(r);
   register_tensor_index_kernels(r);
   register_tensor_misc_kernels(r);
+  register_tensor_recent_kernels(r);
   register_tensor_resize_kernels(r);
 }
 

@@ -17,7 +17,7 @@ constexpr int kOpen = LOOM_OPSET_OPEN_END;
 
 // ---------------------------------------------------------------- Range
 
-using RangeTypes = TypeList<float, double, int16_t, int32_t, int64_t>;
+using RangeTypes = TypeList<float, double, Float16, BFloat16, int16_t, int32_t, int64_t>;  // 16-bit floats: opset 27
 
 void range(KernelContext& ctx) {
   const sdk::ConstTensor start_t = ctx.required_input(0), limit_t = ctx.required_input(1),
@@ -31,8 +31,8 @@ void range(KernelContext& ctx) {
     const T start = start_t.data<T>()[0], limit = limit_t.data<T>()[0], delta = delta_t.data<T>()[0];
     if (delta == T(0)) sdk::fail_invalid("Range: delta must not be zero");
     int64_t n;
-    if constexpr (std::is_floating_point_v<T>) {
-      const double count = std::ceil((static_cast<double>(limit) - start) / delta);
+    if constexpr (is_float_v<T>) {
+      const double count = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
       if (!std::isfinite(count) || count > 9.0e15) sdk::fail_invalid("Range: element count is not finite or too large");
       n = static_cast<int64_t>(count);
     } else {
@@ -47,7 +47,12 @@ void range(KernelContext& ctx) {
     }
     n = std::max<int64_t>(n, 0);
     T* out = ctx.output(0, {n}, sdk::DTypeOf<T>::value).template mutable_data<T>();
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>)  // computed in float, rounded once
+        out[i] = T(static_cast<float>(start) + static_cast<float>(i) * static_cast<float>(delta));
+      else
+        out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+    }
   });
 }
 

@@ -8,6 +8,7 @@
 
 #include "common/text_case.h"
 #include "kernel_families.h"
+#include "kernels/text_internal.h"
 
 namespace loom::reference {
 namespace {
@@ -241,6 +242,7 @@ class TfIdfVectorizer {
 void register_text_kernels(sdk::KernelRegistry& r) {
   r.add_class<StringNormalizer>("", "StringNormalizer", 10, LOOM_OPSET_OPEN_END);
   r.add_class<TfIdfVectorizer>("", "TfIdfVectorizer", 9, LOOM_OPSET_OPEN_END);
+  register_text_recent_kernels(r);
 }
 
 }  // namespace loom::reference

@@ -224,6 +224,61 @@ std::vector<Case> cases() {
                  m.int64_initializer("k", {}, {kMin});
                  add_node(m, "Trilu", {"x", "k"});
                }, 17, false});
+  // Ops of opsets 18 to 27 (issue 29), whose sizes come from input values
+  // or from products of input dims.
+  auto floats = [](testing::ModelBuilder& m, const std::string& name, const std::vector<int64_t>& dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    m.float_initializer(name, dims, std::vector<float>(static_cast<size_t>(n), 0.5f));
+  };
+  c.push_back({"affine grid past int64", "AffineGrid", [=](auto& m) {
+                 floats(m, "theta", {1, 2, 3});
+                 ints(m, "size", {1, 1, k2e40, k2e40});
+                 add_node(m, "AffineGrid", {"theta", "size"});
+               }, 20});
+  c.push_back({"affine grid of terabytes", "AffineGrid", [=](auto& m) {
+                 floats(m, "theta", {1, 2, 3});
+                 ints(m, "size", {1, 1, int64_t{1} << 20, int64_t{1} << 20});
+                 add_node(m, "AffineGrid", {"theta", "size"});
+               }, 20});
+  c.push_back({"col2im image past int64", "Col2Im", [=](auto& m) {
+                 floats(m, "cols", {1, 2, 3});
+                 ints(m, "image", {k2e62, 4});
+                 ints(m, "block", {1, 2});
+                 add_node(m, "Col2Im", {"cols", "image", "block"});
+               }, 18});
+  c.push_back({"center crop pad to 2^62", "CenterCropPad", [=](auto& m) {
+                 ints(m, "shape", {k2e62, k2e62});
+                 add_node(m, "CenterCropPad", {"x", "shape"});
+               }, 18});
+  c.push_back({"tensor scatter at int64 max", "TensorScatter", [=](auto& m) {
+                 floats(m, "past", {1, 4, 2});
+                 floats(m, "update", {1, 1, 2});
+                 ints(m, "at", {kMax});
+                 add_node(m, "TensorScatter", {"past", "update", "at"});
+               }, 24});
+  c.push_back({"rotary position past the caches", "RotaryEmbedding", [=](auto& m) {
+                 floats(m, "in", {1, 1, 1, 4});
+                 floats(m, "cache", {2, 2});
+                 ints(m, "pos", {kMax});
+                 m.proto().mutable_graph()->mutable_initializer()->rbegin()->clear_dims();
+                 m.proto().mutable_graph()->mutable_initializer()->rbegin()->add_dims(1);
+                 m.proto().mutable_graph()->mutable_initializer()->rbegin()->add_dims(1);
+                 add_node(m, "RotaryEmbedding", {"in", "cache", "cache", "pos"});
+               }, 23});
+  c.push_back({"linear attention state of 2^34", "LinearAttention", [=](auto& m) {
+                 // dk = dv = 2^17 from 0.5 MB inputs: a 128 GiB state.
+                 for (const char* name : {"q", "k", "v"}) floats(m, name, {1, 1, int64_t{1} << 17});
+                 auto& n = m.node("LinearAttention", {"q", "k", "v"}, {"y"}, "hostile");
+                 testing::add_int_attr(n, "q_num_heads", 1);
+                 testing::add_int_attr(n, "kv_num_heads", 1);
+                 testing::add_string_attr(n, "update_rule", "linear");
+               }, 27});
+  c.push_back({"dft length 2^62", "DFT", [=](auto& m) {
+                 floats(m, "signal", {1, 4, 1});
+                 ints(m, "len", {k2e62});
+                 add_node(m, "DFT", {"signal", "len"});
+               }, 20});
   return c;
 }
 
