@@ -24,6 +24,7 @@
 #include "base/logging.h"
 #include "onnx/custom_op_check.h"
 #include "onnx/isolated_inference.h"
+#include "onnx/function_inliner.h"
 #include "onnx/model_census.h"
 #include "onnx/proto_structure.h"
 #include "onnx/tensor_proto.h"
@@ -266,51 +267,20 @@ class GraphConverter {
   }
 };
 
-// The first node of `g` (or of its subgraphs) that calls one of `functions`
-// (domain, name), or none.
-const ::onnx::NodeProto* find_function_call(const ::onnx::GraphProto& g,
-                                            const std::set<std::pair<std::string, std::string>>& functions,
-                                            int depth) {
-  for (const auto& n : g.node()) {
-    if (functions.count({normalise_domain(n.domain()), n.op_type()})) return &n;
-    if (depth <= 0) continue;
-    for (const auto& a : n.attribute()) {
-      if (a.has_g())
-        if (const auto* found = find_function_call(a.g(), functions, depth - 1)) return found;
-      for (const auto& sub : a.graphs())
-        if (const auto* found = find_function_call(sub, functions, depth - 1)) return found;
-    }
-  }
-  return nullptr;
-}
-
-Status refuse_function_calls(const ::onnx::ModelProto& model) {
-  if (model.functions_size() == 0) return Status::ok();
-  std::set<std::pair<std::string, std::string>> functions;
-  for (const auto& f : model.functions()) functions.insert({normalise_domain(f.domain()), f.name()});
-  if (const ::onnx::NodeProto* n = find_function_call(model.graph(), functions, kMaxSubgraphDepth))
-    return not_implemented("node '" + n->name() + "' calls the model-local function '" +
-                           (n->domain().empty() ? "" : n->domain() + ".") + n->op_type() +
-                           "': Loom does not run model-local functions");
-  return Status::ok();
-}
-
 Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string& model_dir, const std::string& source,
                                     const LoadOptions& options, int64_t file_bytes) {
   if (!model.has_graph()) return invalid_argument(source + ": not an ONNX model (no graph)");
   if (model.graph().output_size() == 0)
     return invalid_graph(source + ": graph '" + model.graph().name() + "' has no outputs");
+  // Model-local functions are expanded in place, bounded, before ONNX's
+  // inference would expand them unbounded (61 functions each calling the
+  // previous twice held the inference server for its whole timeout).
+  if (Status st = inline_local_functions(model, options.max_nodes); !st) return st.with_context(source);
   std::map<std::string, int64_t> opsets;
   for (const auto& op : model.opset_import()) opsets[normalise_domain(op.domain())] = op.version();
   if (opsets.empty()) opsets[""] = 1;  // IR < 3 models have no opset imports
-
   // Before ONNX's inference, which assumes every read value is defined.
   if (Status st = check_value_definitions(model.graph(), kMaxSubgraphDepth); !st) return st.with_context(source);
-  // Loom does not run model-local functions: a model calling one is refused
-  // here, before ONNX's inference expands the calls (61 functions each
-  // calling the previous twice held the inference server for its whole
-  // timeout, and every session created meanwhile waited behind it).
-  if (Status st = refuse_function_calls(model); !st) return st.with_context(source);
   const ::onnx::ISchemaRegistry* registry =
       options.schemas ? static_cast<const ::onnx::ISchemaRegistry*>(options.schemas.get()) : &opreg::op_registry();
   if (Status st = verify_onnx_nodes(model.graph(), *registry, opsets); !st) return st.with_context(source);
