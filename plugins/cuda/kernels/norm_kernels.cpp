@@ -72,7 +72,9 @@ void run(const NormRows& p, int32_t dtype, const std::string& op, sdk::KernelCon
 class LayerNormKernel {
  public:
   LayerNormKernel(const sdk::Node& node, const EpContext&)
-      : op_(node.op_type()), simplified_(op_ == "SimplifiedLayerNormalization"), axis_(node.attr_int("axis", -1)),
+      : op_(node.op_type()),
+        simplified_(op_ == "SimplifiedLayerNormalization" || op_ == "RMSNormalization"),
+        axis_(node.attr_int("axis", -1)),
         epsilon_(node.attr_float("epsilon", 1e-5f)), want_mean_(!simplified_ && names_output(node, 1)),
         want_inv_(names_output(node, simplified_ ? 1 : 2)) {}
 
@@ -217,6 +219,21 @@ std::string layer_norm_supported(const sdk::Node& node) {
   return {};
 }
 
+std::string rms_norm_supported(const sdk::Node& node) {
+  const auto x = node.input_shape(0), scale = node.input_shape(1);
+  if (!x || !scale) return "the input and scale shapes must be known";
+  const int64_t rank = static_cast<int64_t>(x->size());
+  int64_t axis = node.attr_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return "axis out of range";
+  int64_t cols = 1, scale_count = 1;
+  for (int64_t i = axis; i < rank; ++i) cols = (*x)[static_cast<size_t>(i)] < 0 ? -1 : cols * (*x)[static_cast<size_t>(i)];
+  for (int64_t d : *scale) scale_count = d < 0 ? -1 : scale_count * d;
+  if (cols < 0 || scale_count != cols || scale->size() > static_cast<size_t>(rank - axis))
+    return "scale must have the normalized dims' shape (a broadcast scale runs on another provider)";
+  return layer_norm_supported(node);
+}
+
 }  // namespace
 
 void register_norm_kernels(KernelTable& t) {
@@ -225,6 +242,10 @@ void register_norm_kernels(KernelTable& t) {
   // domain, same semantics (the reference serves it too).
   t.add<LayerNormKernel>("", "LayerNormalization", 1, kOpen, {{"T", kFloat3Types}}, layer_norm_supported);
   t.add<LayerNormKernel>("", "SimplifiedLayerNormalization", 1, kOpen, {{"T", kFloat3Types}}, layer_norm_supported);
+  // ONNX's RMSNormalization-23 is the simplified form with Y only; a scale
+  // that broadcasts rather than matching the normalized dims is declined.
+  t.add<LayerNormKernel>("", "RMSNormalization", 23, kOpen, {{"T", kFloat3Types}, {"V", kFloat3Types}},
+                         rms_norm_supported);
   t.add<InstanceNormKernel>("", "InstanceNormalization", 6, kOpen, {{"T", kFloat3Types}}, layer_norm_supported);
   for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"})
     t.add<SkipLayerNormKernel>(kMs, op, 1, kOpen, {{"T", kFloat3Types}}, layer_norm_supported);

@@ -1,7 +1,8 @@
 // The CUDA EP's normalisations against the reference EP:
 // LayerNormalization (axis -1, -2 and 0, with and without B, broadcast
 // Scale, the Mean / InvStdDev outputs, rows longer than 1024, the opset-16
-// contrib form), InstanceNormalization, SimplifiedLayerNormalization, and
+// contrib form), InstanceNormalization, SimplifiedLayerNormalization,
+// ONNX's RMSNormalization-23, and
 // the com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization
 // (each optional input and output, broadcast skip) and
 // EmbedLayerNormalization (with and without segment, mask, position_ids).
@@ -162,6 +163,28 @@ TEST(CudaNorm, SimplifiedLayerNormalization) {
       return m.bytes();
     };
     check_both(build, in, "SimplifiedLayerNormalization axis " + std::to_string(axis));
+  }
+}
+
+// ONNX's RMSNormalization-23: the same kernel, Y only.
+TEST(CudaNorm, RmsNormalization23) {
+  LOOM_SKIP_WITHOUT_GPU();
+  for (int64_t axis : {-1, 1}) {
+    const Dims x = {3, 37, 129};
+    const Dims scale = axis == -1 ? Dims{129} : Dims{37, 129};
+    Twin in;
+    in.add("x", x, 9, -2, 2);
+    in.add("scale", scale, 10, 0.5f, 1.5f);
+    auto build = [&](DType type) {
+      testing::ModelBuilder m(23);
+      m.input("x", onnx_type(type), x).input("scale", onnx_type(type), scale);
+      auto& n = m.node("RMSNormalization", {"x", "scale"}, {"y"});
+      testing::add_int_attr(n, "axis", axis);
+      testing::add_float_attr(n, "epsilon", 1e-5f);
+      output(m, "y", type);
+      return m.bytes();
+    };
+    check_both(build, in, "RMSNormalization-23 axis " + std::to_string(axis));
   }
 }
 

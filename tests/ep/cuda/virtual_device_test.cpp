@@ -76,6 +76,27 @@ TEST(CudaVirtualDevice, IsOfferedAndPlacesShapeArithmeticOnTheHost) {
   }
 }
 
+// RMSNormalization-23 runs on cuda when its scale has the normalized dims'
+// shape, and is left to the host, with the reason, when it broadcasts.
+TEST(CudaVirtualDevice, RmsNormalizationIsClaimedWhenItsScaleFits) {
+  auto env = virtual_env();
+  ASSERT_TRUE(env);
+  for (const bool broadcast : {false, true}) {
+    testing::ModelBuilder m(23);
+    m.input("x", kFloat, {2, 8, 16});
+    m.input("scale", kFloat, broadcast ? std::vector<int64_t>{1, 16} : std::vector<int64_t>{8, 16});
+    auto& n = m.node("RMSNormalization", {"x", "scale"}, {"y"}, "rms");
+    testing::add_int_attr(n, "axis", 1);
+    m.output("y", kFloat, {2, 8, 16});
+    auto s = Session::create_from_bytes(env, m.bytes());
+    ASSERT_TRUE(s.has_value()) << s.status().message();
+    ASSERT_EQ((*s)->placement().nodes.size(), 1u);
+    const auto& placed = (*s)->placement().nodes[0];
+    EXPECT_EQ(placed.provider, broadcast ? "reference" : "cuda") << placed.reason;
+    if (broadcast) EXPECT_NE(placed.reason.find("broadcast scale"), std::string::npos) << placed.reason;
+  }
+}
+
 TEST(CudaVirtualDevice, UnknownOptionIsNamed) {
   auto env = virtual_env({{"no_such_option", "1"}});
   ASSERT_TRUE(env);
