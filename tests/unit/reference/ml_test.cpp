@@ -129,6 +129,25 @@ TEST(MlTest, TreeEnsembleWalksComparisonsAndSets) {
   EXPECT_EQ(values_of((*out)[0]), (std::vector<float>{10, 0, 0, 20, 0, 30}));
 }
 
+// MIN and MAX leave a target no leaf reached at 0 (as ONNX Runtime and the
+// v1/v3 ensembles do), and PROBIT is a post transform like the others.
+TEST(MlTest, TreeEnsembleMinMaxAndProbit) {
+  for (int64_t aggregate : {int64_t{2}, int64_t{3}}) {
+    OneNodeModel g("TreeEnsemble", 17, {{"x", float_tensor({2, 1}, {1, 7})}}, {{"y", TensorProto::FLOAT}});
+    build_tree(g);
+    g.attr("aggregate_function", aggregate);
+    auto out = g.run();
+    ASSERT_TRUE(out.has_value()) << out.status().message();
+    EXPECT_EQ(values_of((*out)[0]), (std::vector<float>{10, 0, 0, 20})) << "aggregate " << aggregate;
+  }
+  OneNodeModel p("TreeEnsemble", 17, {{"x", float_tensor({1, 1}, {1})}}, {{"y", TensorProto::FLOAT}});
+  build_tree(p);
+  p.attr("post_transform", int64_t{4});
+  auto out = p.run();
+  ASSERT_TRUE(out.has_value()) << out.status().message();
+  EXPECT_TRUE(std::isnan(values_of((*out)[0])[0])) << "probit(10) is outside (0, 1)";
+}
+
 TEST(MlTest, TreeEnsembleRefusesCyclesAndStrayIds) {
   OneNodeModel cycle("TreeEnsemble", 17, {{"x", float_tensor({1, 1}, {6})}}, {{"y", TensorProto::FLOAT}});
   build_tree(cycle, /*false_of_1=*/0, /*false_leaf_1=*/0);  // node 1 -> node 0 -> node 1 ...
