@@ -75,7 +75,9 @@ void reduce_typed(ReduceOp op, const T* x, T* y, const ReducePlan& p) {
   using A = acc_t<T>;
   const int64_t n_out = static_cast<int64_t>(p.bases.size());
   for (int64_t o = 0; o < n_out; ++o) {
-    const T* base = x + p.bases[static_cast<size_t>(o)];
+    // An empty reduction set reads nothing: X may then be empty (no data,
+    // a null pointer) while Y is not, so no offset is applied to it.
+    const T* base = p.offsets.empty() ? x : x + p.bases[static_cast<size_t>(o)];
     auto each = [&](auto&& f) {
       for (int64_t off : p.offsets) {
         const T* q = base + off;
