@@ -362,69 +362,6 @@ void Session::Impl::make_recorder() {
   recorder = std::make_unique<exec::RunRecorder>(*plan, eps, std::move(layout), *resources);
 }
 
-bool Session::Impl::shape_signature(const std::map<std::string, Value>& feeds, std::string* signature) {
-  signature->clear();
-  for (const auto& [name, v] : feeds) {
-    if (!v.is_tensor()) return false;
-    *signature += name + ":" + dims_string(v.tensor().dims()) + ";";
-  }
-  return true;
-}
-
-Status Session::Impl::check_tensor_input(const std::string& name, DType dtype, const Dims& dims) const {
-  const ValueInfo* info = nullptr;
-  for (const ValueInfo& v : inputs)
-    if (v.name == name) info = &v;
-  if (info == nullptr) return Status::ok();  // an overridable initializer
-  const std::string where = model_name + ": input '" + name + "'";
-  if (info->kind == ValueKind::kSequence) return invalid_argument(where + " must be a sequence");
-  if (info->dtype != DType::kUndefined && info->dtype != dtype)
-    return invalid_argument(where + " must be " + dtype_name(info->dtype) + ", got " + dtype_name(dtype));
-  if (!info->has_shape) return Status::ok();
-  if (info->shape.size() != dims.size())
-    return invalid_argument(where + " must have rank " + std::to_string(info->shape.size()) + ", got shape " +
-                            dims_string(dims));
-  for (size_t i = 0; i < info->shape.size(); ++i)
-    if (info->shape[i].value >= 0 && info->shape[i].value != dims[i])
-      return invalid_argument(where + " dimension " + std::to_string(i) + " must be " +
-                              std::to_string(info->shape[i].value) + ", got shape " + dims_string(dims));
-  return Status::ok();
-}
-
-Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds) const {
-  auto names = [&] {
-    std::string s;
-    for (const ValueInfo& v : inputs) s += (s.empty() ? "" : ", ") + v.name;
-    return s;
-  };
-  for (const auto& [name, value] : feeds) {
-    const bool overridable = graph->is_graph_input(name) && graph->is_initializer(name);
-    const ValueInfo* info = nullptr;
-    for (const ValueInfo& v : inputs)
-      if (v.name == name) info = &v;
-    if (info == nullptr && !overridable)
-      return invalid_argument(model_name + ": unknown input '" + name + "' (model inputs: " + names() + ")");
-    if (info == nullptr) continue;
-    const std::string where = model_name + ": input '" + name + "'";
-    if (info->kind == ValueKind::kSequence && !value.is_sequence())
-      return invalid_argument(where + " must be a sequence");
-    if (info->kind == ValueKind::kTensor && !value.is_tensor()) return invalid_argument(where + " must be a tensor");
-    if (value.is_sequence()) {
-      if (info->dtype != DType::kUndefined && value.sequence_dtype() != DType::kUndefined &&
-          info->dtype != value.sequence_dtype())
-        return invalid_argument(where + " must be a sequence of " + dtype_name(info->dtype) + ", got " +
-                                dtype_name(value.sequence_dtype()));
-      continue;
-    }
-    if (!value.is_tensor()) continue;  // an empty optional
-    LOOM_RETURN_IF_ERROR(check_tensor_input(name, value.tensor().dtype(), value.tensor().dims()));
-    LOOM_RETURN_IF_ERROR(check_bool_values(value.tensor()).with_context(where));
-  }
-  for (const std::string& r : required_inputs)
-    if (!feeds.count(r)) return invalid_argument(model_name + ": missing input '" + r + "'");
-  return Status::ok();
-}
-
 Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Value>& inputs,
                                                  const std::vector<std::string>& output_names,
                                                  const RunOptions& run_options) const {
