@@ -36,10 +36,13 @@ from onnx import numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# (model, batch, image size or seq, runs)
-FULL_ROWS = [("resnet50", 1, 224, 50), ("resnet50", 128, 224, 10), ("resnet50", 1, 512, 30), ("resnet50", 128, 512, 5),
-             ("mobilenetv2", 1, 224, 50), ("mobilenetv2", 128, 224, 10), ("bert_base", 1, 128, 50),
-             ("bert_base", 32, 128, 10)]
+# (model, batch, image size or seq, runs), in the order they are run: the rows the issue's
+# targets name first, so a run cut short by --deadline-s still answers them.
+FULL_ROWS = [("resnet50", 128, 224, 10), ("resnet50", 1, 224, 50), ("bert_base", 32, 128, 10),
+             ("bert_base", 1, 128, 50), ("mobilenetv2", 1, 224, 50), ("mobilenetv2", 128, 224, 10),
+             ("resnet50", 1, 512, 30), ("resnet50", 128, 512, 5)]
+# Precisions in the order they are run (the targets are fp16 and tf32 first).
+PRECISION_ORDER = ("fp16", "tf32", "fp32")
 QUICK_ROWS = [("resnet50", 1, 64, 3), ("resnet50", 2, 64, 3), ("mobilenetv2", 2, 64, 3), ("bert_base", 2, 16, 3)]
 PRECISIONS = {"fp32": {}, "tf32": {"use_tf32": "1"}, "fp16": {"precision": "fp16"}}
 TOLERANCE = {"fp32": 1e-3, "tf32": 2e-2, "fp16": 3e-2}  # relative L2 of the outputs, Loom against torch
@@ -71,12 +74,19 @@ class Bench:
         with open(os.path.join(self.a.out, "gpu-benchmark.log"), "a") as f:
             f.write(text + "\n")
 
-    def run(self, cmd, timeout=600):
+    def run(self, cmd, timeout=150):
+        """(exit code, output); a command past `timeout` seconds is killed and reported as rc -9."""
         start = time.time()
-        p = subprocess.run(cmd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=timeout, errors="replace")
-        self.log("$ " + " ".join(cmd) + f"\n[rc {p.returncode}, {time.time() - start:.1f} s]\n" + p.stdout[-4000:])
-        return p.returncode, p.stdout
+        try:
+            p = subprocess.run(cmd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=timeout, errors="replace")
+            rc, text = p.returncode, p.stdout
+        except subprocess.TimeoutExpired as e:
+            out = e.output or ""
+            rc, text = -9, (out.decode(errors="replace") if isinstance(out, bytes) else out) + \
+                f"\n[killed after {timeout} s]"
+        self.log("$ " + " ".join(cmd) + f"\n[rc {rc}, {time.time() - start:.1f} s]\n" + text[-4000:])
+        return rc, text
 
     def prepare(self, name):
         """The torch module on the device and the ONNX graph with its weights."""
@@ -229,6 +239,8 @@ def main():
     p.add_argument("--precisions", default="fp32,tf32,fp16")
     p.add_argument("--compile", action="store_true")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--deadline-s", type=float, default=0,
+                   help="start no new row after this many seconds (0: no limit); the rows left are listed")
     a = p.parse_args()
     b = Bench(a)
     report = {"date": datetime.date.today().isoformat(), "rows": []}
@@ -236,27 +248,37 @@ def main():
         report["card"] = torch.cuda.get_device_name()
     report["torch"] = torch.__version__
     rows = QUICK_ROWS if a.quick else FULL_ROWS
-    graphs = {}
+    out_path = os.path.join(a.out, "gpu-benchmark.json")
+
+    def save():
+        # After every row, so a run stopped at its time limit keeps what it measured.
+        with open(out_path, "w") as f:
+            json.dump(report, f, indent=1)
+
+    started = time.time()
+    precisions = [p for p in PRECISION_ORDER if p in a.precisions.split(",")]
+    modules, graphs, compiled = {}, {}, {}
     for name in dict.fromkeys(r[0] for r in rows):
-        module, graph = b.prepare(name)
-        graphs[name] = graph
-        compiled = torch.compile(module) if a.compile else None
-        for precision in a.precisions.split(","):
-            for m, batch, size, runs in rows:
-                if m != name:
-                    continue
-                r = b.row(name, module, graph, batch, size, runs, precision, compiled)
-                report["rows"].append(r)
-                print(json.dumps(r), flush=True)
-        del module
-        if b.device.type == "cuda":
-            torch.cuda.empty_cache()
-    if "resnet50" in graphs and b.device.type == "cuda":
-        busy, detail = b.device_busy(graphs["resnet50"], 128, 224)
-        report["resnet50_bs128_device_busy_pct"] = busy
-        report["resnet50_bs128_profile"] = detail
-    with open(os.path.join(a.out, "gpu-benchmark.json"), "w") as f:
-        json.dump(report, f, indent=1)
+        modules[name], graphs[name] = b.prepare(name)
+        compiled[name] = torch.compile(modules[name]) if a.compile else None
+    skipped = []
+    for m, batch, size, runs in rows:
+        for precision in precisions:
+            if a.deadline_s and time.time() - started > a.deadline_s:
+                skipped.append(f"{m} {batch} {size} {precision}")
+                continue
+            r = b.row(m, modules[m], graphs[m], batch, size, runs, precision, compiled[m])
+            report["rows"].append(r)
+            print(json.dumps(r), flush=True)
+            save()
+        if (m, batch, size) == ("resnet50", 128, 224) and b.device.type == "cuda":
+            busy, detail = b.device_busy(graphs["resnet50"], 128, 224)
+            report["resnet50_bs128_device_busy_pct"] = busy
+            report["resnet50_bs128_profile"] = detail
+            save()
+    if skipped:
+        report["skipped_past_deadline"] = skipped
+    save()
     print(f"\ncard: {report.get('card', a.device)}  torch {report['torch']}")
     print(f"{'model':<12}{'batch':>6}{'size':>6} {'prec':<5}{'loom ms':>10}{'graph ms':>10}{'torch ms':>10}"
           f"{'speedup':>9}  match")
