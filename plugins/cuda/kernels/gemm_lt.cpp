@@ -143,7 +143,11 @@ bool gemm_lt(StreamResources& res, const EpContext& ep, const RowMajorGemm& g, c
 
   cublasLtMatmulAlgo_t algo;
   std::memcpy(&algo, choice->algo.data(), sizeof(algo));
-  void* workspace = choice->workspace_bytes > 0 ? res.scratch(choice->workspace_bytes) : nullptr;
+  void* workspace = nullptr;
+  if (choice->workspace_bytes > 0) {
+    void* raw = res.scratch(static_cast<size_t>(lt_workspace_request(choice->workspace_bytes)));
+    workspace = reinterpret_cast<void*>(lt_workspace_start(reinterpret_cast<uintptr_t>(raw)));
+  }
   const float beta = 0.f;
   check_blas(cublasLtMatmul(res.blas_lt(), op.d, &alpha, b, first.d, a, second.d, &beta, c, out.d, c, out.d, &algo,
                             workspace, choice->workspace_bytes, res.stream()),

@@ -61,4 +61,16 @@ inline uint32_t pointer_alignment(uintptr_t address) {
   return a;
 }
 
+// cuBLASLt reads its workspace only at 256-byte aligned addresses
+// (cublasLtMatmul answers CUBLAS_STATUS_INVALID_VALUE otherwise), while the
+// host's scratch arena aligns to 64: ask for `bytes` plus the slack, then
+// start at the first aligned address inside.
+constexpr uint64_t kLtWorkspaceAlignment = 256;
+inline uint64_t lt_workspace_request(uint64_t bytes) {
+  return bytes == 0 ? 0 : bytes + kLtWorkspaceAlignment - 1;
+}
+inline uintptr_t lt_workspace_start(uintptr_t scratch) {
+  return (scratch + kLtWorkspaceAlignment - 1) / kLtWorkspaceAlignment * kLtWorkspaceAlignment;
+}
+
 }  // namespace loom::cuda

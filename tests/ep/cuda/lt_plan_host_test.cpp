@@ -103,5 +103,20 @@ TEST(CudaLtPlanHost, PointerAlignment) {
   EXPECT_EQ(cuda::pointer_alignment(4097), 1u);
 }
 
+// The workspace handed to cublasLtMatmul starts 256-aligned and still holds
+// the bytes the algorithm asked for, wherever the 64-aligned scratch lands.
+TEST(CudaLtPlanHost, WorkspaceAlignedInsideItsScratch) {
+  EXPECT_EQ(cuda::lt_workspace_request(0), 0u);
+  for (uint64_t need : {uint64_t{1}, uint64_t{4096}, uint64_t{1} << 22}) {
+    const uint64_t asked = cuda::lt_workspace_request(need);
+    for (uintptr_t scratch = 0x10000; scratch < 0x10000 + 512; scratch += 64) {
+      const uintptr_t start = cuda::lt_workspace_start(scratch);
+      EXPECT_EQ(start % 256, 0u) << scratch;
+      EXPECT_GE(start, scratch);
+      EXPECT_LE(start + need, scratch + asked) << "need " << need << " at " << scratch;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace loom
