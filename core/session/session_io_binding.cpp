@@ -10,8 +10,10 @@ Expected<const LOOM_MemoryInfo*> Session::Impl::memory_info(const std::string& m
   if (memory == plugin_host::memory_name(plugin_host::host_memory())) return &plugin_host::host_memory();
   std::string known = "cpu";
   for (const plugin_host::EpInstance* ep : eps) {
-    if (plugin_host::memory_name(ep->memory()) == memory) return &ep->memory();
-    known += ", " + plugin_host::memory_name(ep->memory());
+    const std::string name = plugin_host::memory_name(ep->memory());
+    if (name == memory) return &ep->memory();
+    // Each kind once (several host EPs share "cpu").
+    if ((", " + known + ", ").find(", " + name + ", ") == std::string::npos) known += ", " + name;
   }
   return invalid_argument(model_name + ": no provider of this session uses memory '" + memory + "' (memory kinds: " +
                           known + ")");

@@ -13,10 +13,11 @@
       compares the saved outputs with output_*.pb: TensorProto, or
       SequenceProto / OptionalProto for sequence / optional outputs (needs onnx
       and numpy; exits 77 = skipped when they are missing).
-  cli_check.py bench-json --loom L --model M
-      Runs `loom bench --model M --runs 3 --warmup 1 --json` and checks that
-      stdout is one JSON object with the timing keys, non-negative numbers,
-      runs 3 and warmup 1.
+  cli_check.py bench-json --loom L --model M [--device-io MEMORY] [-- EXTRA...]
+      Runs `loom bench --model M --runs 3 --warmup 1 --json [--device-io
+      MEMORY] EXTRA...` and checks that stdout is one JSON object with the
+      timing keys, non-negative numbers, runs 3, warmup 1, three latencies
+      and "device_io": MEMORY (null without the flag).
   cli_check.py optimize --loom L --workdir W
       Builds a model whose Reshape target comes from a Shape -> Gather ->
       Unsqueeze -> Concat chain, runs `loom optimize --check` on it and checks
@@ -162,7 +163,11 @@ BENCH_NUMBERS = ("create_ms", "first_run_ms", "median_ms", "p90_ms", "min_ms", "
 
 def cmd_bench_json(args):
     import json
-    p = run([args.loom, "bench", "--model", args.model, "--runs", "3", "--warmup", "1", "--json"])
+    cmd = [args.loom, "bench", "--model", args.model, "--runs", "3", "--warmup", "1", "--json"]
+    if args.device_io is not None:
+        cmd += ["--device-io", args.device_io]
+    extra = args.extra[1:] if args.extra and args.extra[0] == "--" else args.extra
+    p = run(cmd + extra)
     if p.returncode != 0:
         fail(f"loom bench failed:\n{show(p)}")
     try:
@@ -181,7 +186,14 @@ def cmd_bench_json(args):
         fail(f"expected runs 3 and warmup 1:\n{show(p)}")
     if report.get("model") != args.model or not isinstance(report.get("providers"), list) or "threads" not in report:
         fail(f"expected model, providers (a list) and threads:\n{show(p)}")
-    print(f"bench: median {report['median_ms']} ms, peak rss {report['peak_rss_mb']} MB")
+    if "device_io" not in report or report["device_io"] != args.device_io:
+        fail(f"expected \"device_io\": {args.device_io!r}, got {report.get('device_io', '<missing>')!r}:\n{show(p)}")
+    latencies = report.get("latencies_ms")
+    if (not isinstance(latencies, list) or len(latencies) != 3
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in latencies)):
+        fail(f"expected latencies_ms: 3 non-negative numbers, got {latencies!r}:\n{show(p)}")
+    print(f"bench: median {report['median_ms']} ms, peak rss {report['peak_rss_mb']} MB, "
+          f"device_io {report['device_io']}")
 
 
 def shape_chain_model(path):
@@ -306,6 +318,8 @@ def main():
     j = sub.add_parser("bench-json")
     j.add_argument("--loom", required=True)
     j.add_argument("--model", required=True)
+    j.add_argument("--device-io", dest="device_io")
+    j.add_argument("extra", nargs=argparse.REMAINDER)
     rm = sub.add_parser("random-mask")
     rm.add_argument("--loom", required=True)
     rm.add_argument("--workdir", required=True)
