@@ -3,6 +3,7 @@
 #include "onnx/op_schemas.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace loom::partition {
 namespace {
@@ -11,12 +12,45 @@ std::string sv(LOOM_StringView v) { return v.size && v.data ? std::string(v.data
 
 std::string norm(std::string d) { return d == "ai.onnx" ? std::string() : d; }
 
+bool floating(int32_t d) {
+  return d == LOOM_DTYPE_FLOAT16 || d == LOOM_DTYPE_FLOAT || d == LOOM_DTYPE_DOUBLE || d == LOOM_DTYPE_BFLOAT16;
+}
+
+// An op without a schema (ONNX Runtime's com.microsoft ops) does not say
+// which values a type parameter binds. A constraint listing only
+// floating-point types is then checked against the node's floating-point
+// tensors: one of them must have a listed type (a float-only kernel declines
+// a float16 node instead of failing when it runs).
+bool float_types_match(const LOOM_KernelDef& def, const ir::Graph& graph, const ir::Node& node, std::string* why_not) {
+  for (uint64_t c = 0; c < def.constraint_count; ++c) {
+    if (def.constraints == nullptr || def.constraints[c] == nullptr) continue;
+    const LOOM_TypeConstraint& tc = *def.constraints[c];
+    if (tc.dtype_count == 0 || !std::all_of(tc.dtypes, tc.dtypes + tc.dtype_count, floating)) continue;
+    std::optional<DType> unlisted;
+    bool listed = false;
+    for (const auto* values : {&node.inputs, &node.outputs})
+      for (const std::string& v : *values) {
+        const ir::ValueType* t = v.empty() ? nullptr : graph.type_of(v);
+        if (t == nullptr || !floating(static_cast<int32_t>(t->dtype))) continue;
+        if (std::find(tc.dtypes, tc.dtypes + tc.dtype_count, static_cast<int32_t>(t->dtype)) != tc.dtypes + tc.dtype_count)
+          listed = true;
+        else
+          unlisted = t->dtype;
+      }
+    if (!listed && unlisted) {
+      *why_not = "no kernel for " + sv(tc.param) + "=" + dtype_name(*unlisted);
+      return false;
+    }
+  }
+  return true;
+}
+
 // Checks each constraint against the dtypes of the node's values bound to the
 // constraint's type parameter. Unknown dtypes pass (decided at run time).
 bool types_match(const LOOM_KernelDef& def, const ir::Graph& graph, const ir::Node& node, std::string* why_not) {
   if (def.constraint_count == 0) return true;
   const ::onnx::OpSchema* schema = onnxio::schema_of(graph, node);
-  if (schema == nullptr) return true;
+  if (schema == nullptr) return float_types_match(def, graph, node, why_not);
   auto check = [&](const std::vector<::onnx::OpSchema::FormalParameter>& formals,
                    const std::vector<std::string>& values) {
     for (size_t i = 0; i < values.size(); ++i) {

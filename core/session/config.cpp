@@ -19,6 +19,7 @@ constexpr const char* kFallbackNames[] = {"allow", "warn", "deny"};
 constexpr const char* kOptimizationNames[] = {"disabled", "basic", "extended", "layout", "all"};
 constexpr const char* kArenaGrowths[] = {"double", "exact"};
 constexpr const char* kExecutionModes[] = {"sequential", "parallel"};
+constexpr const char* kPrecisionNames[] = {"fp32", "fp16"};
 constexpr const char* kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
 
 // Limits on a config file, which may come from a stranger: its size, how
@@ -105,6 +106,9 @@ class ConfigReader {
       } else if (key == "execution_mode") {
         LOOM_ASSIGN_OR_RETURN(int i, read_enum(key, value, kExecutionModes));
         config.execution_mode = static_cast<ExecutionMode>(i);
+      } else if (key == "precision") {
+        LOOM_ASSIGN_OR_RETURN(int i, read_enum(key, value, kPrecisionNames));
+        config.precision = static_cast<Precision>(i);
       } else if (key == "threads") {
         LOOM_RETURN_IF_ERROR(read_threads(key, value, config));
       } else if (key == "memory") {
@@ -393,6 +397,7 @@ std::string Config::to_json() const {
   j["disabled_passes"] = disabled_passes;
   j["stop_after_pass"] = stop_after_pass;
   j["execution_mode"] = execution_mode_name(execution_mode);
+  j["precision"] = precision_name(precision);
   j["threads"] = {{"intra_op", intra_op_threads},
                   {"inter_op", inter_op_threads},
                   {"spin_us", spin_us},
@@ -418,6 +423,12 @@ std::string fallback_policy_name(FallbackPolicy p) {
 std::string execution_mode_name(ExecutionMode m) {
   const int i = static_cast<int>(m);
   if (i >= 0 && i < static_cast<int>(std::size(kExecutionModes))) return kExecutionModes[i];
+  return "unknown(" + std::to_string(i) + ")";
+}
+
+std::string precision_name(Precision p) {
+  const int i = static_cast<int>(p);
+  if (i >= 0 && i < static_cast<int>(std::size(kPrecisionNames))) return kPrecisionNames[i];
   return "unknown(" + std::to_string(i) + ")";
 }
 

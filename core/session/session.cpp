@@ -11,6 +11,7 @@
 #include "session/inter_op_pool.h"
 #include "session/node_evaluator.h"
 #include "session/static_limits.h"
+#include "transform/float16_conversion.h"
 #include "transform/pass_manager.h"
 
 namespace loom {
@@ -143,6 +144,7 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   std::vector<transform::PassRun> pass_runs;
   LOOM_RETURN_IF_ERROR(
       transform::optimize(*graph, optimize_options, ctx, profiler ? &pass_runs : nullptr).with_context(model_name));
+  if (env->config().precision == Precision::kFloat16) LOOM_RETURN_IF_ERROR(convert_to_float16(gate_inputs));
   LOOM_RETURN_IF_ERROR(
       session::check_static_tensor_sizes(*graph, env->config().max_tensor_mb << 20).with_context(model_name));
   if (profiler) {
@@ -179,6 +181,25 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   if (env->config().execution_mode == ExecutionMode::kParallel)
     inter_op = env->config().shared_inter_op ? env->shared_inter_op_pool() : session::make_inter_op_pool(env->config());
   log::logger()->debug("{}: plan\n{}", model_name, plan->to_string());
+  return Status::ok();
+}
+
+// Config "precision": "fp16" (transform/float16_conversion.h): a node goes
+// to float16 only when the EP that would run it in float32 also runs its
+// float16 version, asked of a fresh trial placement of the optimized graph.
+Status Session::Impl::convert_to_float16(const partition::PartitionInputs& gate_inputs) {
+  session::FusionGate gate(gate_inputs);
+  auto report = transform::convert_to_float16(
+      *graph, [&gate](const ir::Graph& g, const std::vector<ir::NodeId>& original, const ir::Node& half,
+                      const std::map<std::string, ir::ValueType>& staged,
+                      const std::map<std::string, Tensor>& staged_initializers) {
+        return gate.accept(g, original, half, staged, staged_initializers);
+      });
+  if (!report) return report.status().with_context(model_name + ": float16 conversion");
+  log::write(spdlog::level::info, model_name + ": precision fp16: " + std::to_string(report->nodes_converted) +
+                                      " nodes run in float16, " + std::to_string(report->nodes_kept) +
+                                      " kept float32, " + std::to_string(report->casts_added) + " casts, " +
+                                      std::to_string(report->initializers_converted) + " constants stored as float16");
   return Status::ok();
 }
 

@@ -9,6 +9,7 @@
 //     "fallback":      "allow" | "warn" | "deny",   // default "allow"
 //     "optimization_level": "disabled" | "basic" | "extended" | "layout" | "all", // default "extended"
 //     "execution_mode": "sequential" | "parallel",  // default "sequential"
+//     "precision":     "fp32" | "fp16",    // default "fp32"; fp16: see Config::precision
 //     "threads": { "intra_op": int >= 0, "inter_op": int >= 0,  // 0 = default
 //                  "spin_us": int >= 0,          // inter-op workers poll this long before sleeping (default 2000)
 //                  "shared_inter_op": bool },    // one inter-op pool for every session of the environment
@@ -42,6 +43,13 @@ enum class OptimizationLevel { kDisabled = 0, kBasic = 1, kExtended = 2, kLayout
 // thread helps); results are the same.
 enum class ExecutionMode { kSequential = 0, kParallel = 1 };
 enum class ArenaGrowth { kDouble = 0, kExact = 1 };
+// Float32: the model's own element types. Float16: the float32 compute of
+// the model (convolutions, products, element-wise and data movement ops;
+// transform/float16_conversion.h lists them) runs on float16 values and
+// weights, as ONNX Runtime's float16 converter with keep_io_types makes it;
+// inputs and outputs stay float32, and ops outside that list keep float32
+// with Casts around them.
+enum class Precision { kFloat32 = 0, kFloat16 = 1 };
 
 struct Config {
   std::vector<std::string> plugin_dirs;
@@ -58,6 +66,7 @@ struct Config {
   // -1 runs them all. Lowerings that give ops their meaning always run.
   int stop_after_pass = -1;
   ExecutionMode execution_mode = ExecutionMode::kSequential;
+  Precision precision = Precision::kFloat32;
   int intra_op_threads = 0;
   // Inter-op pool workers for parallel execution; 0 = one per core but the
   // caller's (at least 1).
@@ -108,5 +117,6 @@ inline constexpr const char* kIntraOpThreadsOption = "intra_op_threads";
 std::string fallback_policy_name(FallbackPolicy p);
 std::string optimization_level_name(OptimizationLevel l);
 std::string execution_mode_name(ExecutionMode m);
+std::string precision_name(Precision p);
 
 }  // namespace loom

@@ -247,7 +247,7 @@ class AttentionKernel {
 }  // namespace
 
 void register_contrib_attention_kernels(sdk::KernelRegistry& r) {
-  r.add_class<AttentionKernel>(kMsDomain, "Attention", 1, LOOM_OPSET_OPEN_END);
+  r.add_class<AttentionKernel>(kMsDomain, "Attention", 1, LOOM_OPSET_OPEN_END, {{"T", {LOOM_DTYPE_FLOAT}}});
 }
 
 }  // namespace loom::reference

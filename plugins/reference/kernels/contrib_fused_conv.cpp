@@ -104,6 +104,13 @@ void epilogue(const sdk::Tensor& y, const ConstTensor& z, const Activation& act,
     sdk::fail_invalid(op + ": Z " + shape_string(z.shape()) + " must have Y's shape " + shape_string(y.shape()));
   if (z.exists() && z.dtype() != y.dtype()) sdk::fail_invalid(op + ": Z and Y element types differ");
   if (act.kind == Activation::kIdentity && !z.exists()) return;
+  if (y.dtype() == LOOM_DTYPE_FLOAT16) {  // computed in float, rounded once
+    auto* py = y.template mutable_data<sdk::Float16>();
+    const sdk::Float16* pz = z.exists() ? z.template data<sdk::Float16>() : nullptr;
+    for (int64_t i = 0; i < y.size(); ++i)
+      py[i] = sdk::Float16(act.apply<float>(pz ? float(py[i]) + float(pz[i]) : float(py[i])));
+    return;
+  }
   dispatch<TypeList<float, double>>(y.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     T* py = y.template mutable_data<T>();
@@ -113,14 +120,18 @@ void epilogue(const sdk::Tensor& y, const ConstTensor& z, const Activation& act,
   });
 }
 
+bool fused_type(int32_t dtype) {
+  return dtype == LOOM_DTYPE_FLOAT || dtype == LOOM_DTYPE_DOUBLE || dtype == LOOM_DTYPE_FLOAT16;
+}
+
 class FusedConvKernel {
  public:
   explicit FusedConvKernel(const sdk::Node& node) : act_(conv_activation(node)) {}
 
   void compute(KernelContext& ctx) const {
     const ConstTensor x = ctx.required_input(0);
-    if (x.dtype() != LOOM_DTYPE_FLOAT && x.dtype() != LOOM_DTYPE_DOUBLE)
-      sdk::fail_invalid("FusedConv: only float and double are implemented, got " + sdk::dtype_name(x.dtype()));
+    if (!fused_type(x.dtype()))
+      sdk::fail_invalid("FusedConv: only float16, float and double are implemented, got " + sdk::dtype_name(x.dtype()));
     const sdk::Tensor y = conv_into_output(ctx, ctx.node());
     epilogue(y, ctx.input(3), act_, "FusedConv");
   }
@@ -135,8 +146,8 @@ class FusedGemmKernel {
 
   void compute(KernelContext& ctx) const {
     const ConstTensor a = ctx.required_input(0);
-    if (a.dtype() != LOOM_DTYPE_FLOAT && a.dtype() != LOOM_DTYPE_DOUBLE)
-      sdk::fail_invalid("FusedGemm: only float and double are implemented, got " + sdk::dtype_name(a.dtype()));
+    if (!fused_type(a.dtype()))
+      sdk::fail_invalid("FusedGemm: only float16, float and double are implemented, got " + sdk::dtype_name(a.dtype()));
     const sdk::Tensor y = gemm_into_output(ctx, ctx.node());
     epilogue(y, ConstTensor(), act_, "FusedGemm");
   }
@@ -148,8 +159,9 @@ class FusedGemmKernel {
 }  // namespace
 
 void register_contrib_fused_kernels(sdk::KernelRegistry& r) {
-  r.add_class<FusedConvKernel>(kMsDomain, "FusedConv", 1, LOOM_OPSET_OPEN_END);
-  r.add_class<FusedGemmKernel>(kMsDomain, "FusedGemm", 1, LOOM_OPSET_OPEN_END);
+  const std::vector<sdk::TypeConstraintSpec> types = {{"T", {LOOM_DTYPE_FLOAT16, LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE}}};
+  r.add_class<FusedConvKernel>(kMsDomain, "FusedConv", 1, LOOM_OPSET_OPEN_END, types);
+  r.add_class<FusedGemmKernel>(kMsDomain, "FusedGemm", 1, LOOM_OPSET_OPEN_END, types);
 }
 
 }  // namespace loom::reference

@@ -70,9 +70,10 @@ void bias_gelu(KernelContext& ctx) {
 
 void register_contrib_kernels(sdk::KernelRegistry& r) {
   constexpr int kOpen = LOOM_OPSET_OPEN_END;
-  r.add(kMsDomain, "Gelu", 1, kOpen, gelu);
-  r.add(kMsDomain, "FastGelu", 1, kOpen, fast_gelu);
-  r.add(kMsDomain, "BiasGelu", 1, kOpen, bias_gelu);
+  const std::vector<sdk::TypeConstraintSpec> types = {{"T", {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE}}};
+  r.add(kMsDomain, "Gelu", 1, kOpen, gelu, types);
+  r.add(kMsDomain, "FastGelu", 1, kOpen, fast_gelu, types);
+  r.add(kMsDomain, "BiasGelu", 1, kOpen, bias_gelu, types);
   register_contrib_norm_kernels(r);
   register_contrib_attention_kernels(r);
   register_contrib_matmul_kernels(r);

@@ -76,7 +76,8 @@ class FusedMatMulKernel {
 }  // namespace
 
 void register_contrib_matmul_kernels(sdk::KernelRegistry& r) {
-  r.add_class<FusedMatMulKernel>(kMsDomain, "FusedMatMul", 1, LOOM_OPSET_OPEN_END);
+  r.add_class<FusedMatMulKernel>(kMsDomain, "FusedMatMul", 1, LOOM_OPSET_OPEN_END,
+                                 {{"T", {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE}}});
   r.add(kMsDomain, "MatMulIntegerToFloat", 1, LOOM_OPSET_OPEN_END, matmul_integer_to_float);
 }
 

@@ -259,9 +259,11 @@ void embed_layer_norm(KernelContext& ctx) {
 
 void register_contrib_norm_kernels(sdk::KernelRegistry& r) {
   constexpr int kOpen = LOOM_OPSET_OPEN_END;
-  r.add(kMsDomain, "SkipLayerNormalization", 1, kOpen, skip_layer_norm<false>);
-  r.add(kMsDomain, "SkipSimplifiedLayerNormalization", 1, kOpen, skip_layer_norm<true>);
-  r.add(kMsDomain, "EmbedLayerNormalization", 1, kOpen, embed_layer_norm);
+  // float and double: a float16 node is declined at placement.
+  const std::vector<sdk::TypeConstraintSpec> types = {{"T", {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE}}};
+  r.add(kMsDomain, "SkipLayerNormalization", 1, kOpen, skip_layer_norm<false>, types);
+  r.add(kMsDomain, "SkipSimplifiedLayerNormalization", 1, kOpen, skip_layer_norm<true>, types);
+  r.add(kMsDomain, "EmbedLayerNormalization", 1, kOpen, embed_layer_norm, types);
   r.add("", "SimplifiedLayerNormalization", 1, kOpen, simplified_layer_norm);
 }
 
