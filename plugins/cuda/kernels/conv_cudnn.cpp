@@ -251,7 +251,7 @@ bool run_fused_forward(cudnnHandle_t h, const Problem& p, const CudnnConvShape& 
   TensorDesc bias;
   int dims[5] = {}, strides[5] = {};
   cudnn_bias_dims(s, dims, strides);
-  check_dnn(cudnnSetTensorNdDescriptor(bias.get(), CUDNN_DATA_FLOAT, s.nb_dims, dims, strides),
+  check_dnn(cudnnSetTensorNdDescriptor(bias.get(), data_type(s.dtype), s.nb_dims, dims, strides),
             "cudnnSetTensorNdDescriptor (bias)");
   ActivationDesc act;
   check_dnn(cudnnSetActivationDescriptor(act.get(), f.relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,

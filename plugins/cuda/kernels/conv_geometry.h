@@ -156,12 +156,14 @@ struct CudnnConvShape {
 
 // cuDNN's fused convolution (cudnnConvolutionBiasActivationForward: y =
 // act(conv(x, w) + z + bias)) can replace the separate epilogue pass when
-// the data are float32 (its FLOAT_CONFIG; fp16 mode widens after the
-// convolution), there is a bias (the call takes one), and the activation
-// is ReLU, or none with the IMPLICIT_PRECOMP_GEMM algorithm (the only one
-// cuDNN fuses an identity activation with).
+// the data are float32 (its FLOAT_CONFIG) or float16 (PSEUDO_HALF_CONFIG:
+// half data and bias, float compute; fp16 mode's float32 nodes widen after
+// the convolution and never get here), there is a bias (the call takes
+// one), and the activation is ReLU, or none with the IMPLICIT_PRECOMP_GEMM
+// algorithm (the only one cuDNN fuses an identity activation with).
 inline bool cudnn_can_fuse(int32_t dtype, bool has_bias, bool relu, bool none, bool precomp_gemm_algo) {
-  return dtype == LOOM_DTYPE_FLOAT && has_bias && (relu || (none && precomp_gemm_algo));
+  return (dtype == LOOM_DTYPE_FLOAT || dtype == LOOM_DTYPE_FLOAT16) && has_bias &&
+         (relu || (none && precomp_gemm_algo));
 }
 
 // The bias descriptor of output y: dims [1, C, 1, ...], contiguous strides.

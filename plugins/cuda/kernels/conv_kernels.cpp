@@ -1,11 +1,11 @@
 // Convolutions on the CUDA EP: Conv, com.microsoft FusedConv and
-// ConvTranspose through cuDNN (kernels/conv_cudnn.h), float and float16
-// (FusedConv: float, as the reference EP), 1-D to 3-D. cuDNN pads both
+// ConvTranspose through cuDNN (kernels/conv_cudnn.h), float and float16,
+// 1-D to 3-D. cuDNN pads both
 // ends alike, so asymmetric pads (explicit or from auto_pad) pre-pad X into
 // stream scratch, and a ConvTranspose whose pads or output_padding cuDNN
 // cannot express runs unpadded into scratch and is cropped out of it
 // (kernels/conv_geometry.h says how). Bias, FusedConv's residual Z and a
-// ReLU run inside cuDNN's fused call where it has one (float32); otherwise
+// ReLU run inside cuDNN's fused call where it has one; otherwise
 // they are one epilogue pass over Y (kernels/conv.h).
 #include <string>
 #include <vector>
@@ -247,7 +247,7 @@ std::string fused_conv_supported(const sdk::Node& node) {
 void register_conv_kernels(KernelTable& t) {
   constexpr int kOpen = LOOM_OPSET_OPEN_END;
   t.add<ConvKernel>("", "Conv", 1, kOpen, {{"T", kFloatTypes}}, conv_supported);
-  t.add<ConvKernel>("com.microsoft", "FusedConv", 1, kOpen, {{"T", {LOOM_DTYPE_FLOAT}}}, fused_conv_supported);
+  t.add<ConvKernel>("com.microsoft", "FusedConv", 1, kOpen, {{"T", kFloatTypes}}, fused_conv_supported);
   t.add<ConvTransposeKernel>("", "ConvTranspose", 1, kOpen, {{"T", kFloatTypes}}, conv_supported);
 }
 

@@ -376,7 +376,8 @@ TEST(CudaConvHost, FusedCallRulesAndBiasDescriptor) {
   EXPECT_FALSE(cuda::cudnn_can_fuse(LOOM_DTYPE_FLOAT, true, false, true, false)) << "identity needs PRECOMP_GEMM";
   EXPECT_FALSE(cuda::cudnn_can_fuse(LOOM_DTYPE_FLOAT, true, false, false, true)) << "another activation";
   EXPECT_FALSE(cuda::cudnn_can_fuse(LOOM_DTYPE_FLOAT, false, true, false, true)) << "no bias";
-  EXPECT_FALSE(cuda::cudnn_can_fuse(LOOM_DTYPE_FLOAT16, true, true, false, true)) << "float32 only";
+  EXPECT_TRUE(cuda::cudnn_can_fuse(LOOM_DTYPE_FLOAT16, true, true, false, true)) << "PSEUDO_HALF_CONFIG";
+  EXPECT_FALSE(cuda::cudnn_can_fuse(LOOM_DTYPE_DOUBLE, true, true, false, true)) << "float32 and float16 only";
   const auto s = cuda::cudnn_conv_shape({2, 4, 9, 7}, {6, 4, 3, 3}, {2, 6, 7, 5}, {0, 0}, {1, 1}, {1, 1}, 1, 1);
   int dims[5] = {}, strides[5] = {};
   cuda::cudnn_bias_dims(s, dims, strides);

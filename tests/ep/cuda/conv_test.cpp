@@ -2,8 +2,8 @@
 // and 3-D with groups (depthwise too), dilations, strides, symmetric and
 // asymmetric pads, every auto_pad, with and without bias, opsets 1, 10 and
 // 17, float and float16, an empty batch; com.microsoft FusedConv with each
-// activation, with and without Z and bias (float: the reference EP has no
-// float16 FusedConv); ConvTranspose with strides, output_padding, groups,
+// activation, with and without Z and bias, float and float16 (cuDNN's
+// fused call in PSEUDO_HALF_CONFIG for ReLU and identity); ConvTranspose with strides, output_padding, groups,
 // asymmetric pads, output_shape, every auto_pad, dilations, 1-D and 3-D.
 // float32 is compared at rtol 1e-4 / atol 1e-5 (cuDNN runs FMA math: no
 // TF32), float16 at 1e-2.
@@ -153,9 +153,9 @@ TEST(CudaConv, Opsets) {
   check_conv(kF16, {1, 3, 11, 13}, {4, 3, 3, 3}, false, ints({{"pads", {0, 1, 1, 0}}}), "opset 11", 11);
 }
 
-// com.microsoft FusedConv (float): Y = act(Conv + B + Z).
+// com.microsoft FusedConv: Y = act(Conv + B + Z).
 void check_fused(const std::string& activation, const std::vector<float>& params, bool bias, bool z,
-                 const Dims& x = {2, 3, 19, 21}, const Dims& w = {5, 3, 3, 3}) {
+                 const Dims& x = {2, 3, 19, 21}, const Dims& w = {5, 3, 3, 3}, int32_t type = kF32) {
   std::vector<Operand> in = {{"x", x}, {"w", w}, {bias ? "b" : "", {w[0]}}};
   const Dims y = {x[0], w[0], x[2], x[3]};  // pads 1: same size
   if (z) in.push_back({"z", y});
@@ -164,7 +164,7 @@ void check_fused(const std::string& activation, const std::vector<float>& params
     if (!activation.empty()) add_string_attr(n, "activation", activation);
     if (!params.empty()) add_floats_attr(n, "activation_params", params);
   };
-  check("FusedConv", "com.microsoft", kF32, in, attrs,
+  check("FusedConv", "com.microsoft", type, in, attrs,
         (activation.empty() ? "no activation" : activation) + (bias ? " bias" : "") + (z ? " Z" : ""));
 }
 
@@ -185,6 +185,18 @@ TEST(CudaConv, FusedConvActivations) {
   check_fused("Relu", {}, false, true);
   check_fused("Relu", {}, false, false);
   check_fused("LeakyRelu", {0.2f}, true, true, {1, 4, 17, 16}, {6, 4, 3, 3});
+}
+
+// float16 FusedConv, as precision fp16 makes it from ResNet's Conv + Relu
+// (+ Add): cuDNN's fused call for ReLU and identity, the epilogue pass for
+// the rest.
+TEST(CudaConv, FusedConvFloat16) {
+  LOOM_SKIP_WITHOUT_GPU();
+  for (const std::string& act : {"Relu", "", "Sigmoid"}) {
+    check_fused(act, {}, true, false, {2, 8, 19, 21}, {16, 8, 3, 3}, kF16);
+    check_fused(act, {}, true, true, {2, 8, 19, 21}, {16, 8, 3, 3}, kF16);
+  }
+  check_fused("Relu", {}, false, true, {1, 8, 14, 14}, {8, 8, 3, 3}, kF16);
 }
 
 // ConvTranspose of X [x] and W [w] (W: [C_in, C_out / group, k...]), with

@@ -94,5 +94,92 @@ TEST(CudaFp16Mode, ConvolutionsAndProducts) {
                    {{"x", x2}}, "Gemm transB with C");
 }
 
+// Config "precision": "fp16" (transform/float16_conversion.h): the graph
+// itself runs in float16 between two Casts, every node on cuda. A ResNet
+// block (Conv + Relu fused into FusedConv, a residual Add, pooling, Gemm)
+// and a MatMul + LayerNormalization + Softmax chain, against the float32
+// reference EP.
+std::shared_ptr<Environment> graph_fp16_env() {
+  static auto env = [] {
+    Config c;
+    c.providers = {"cuda"};
+    c.fallback = FallbackPolicy::kDeny;
+    c.optimization_level = OptimizationLevel::kExtended;
+    c.precision = Precision::kFloat16;
+    return testing::make_env(c);
+  }();
+  return env;
+}
+
+std::vector<float> values_of(const Tensor& t) {
+  return std::vector<float>(t.data_as<float>(), t.data_as<float>() + t.element_count());
+}
+
+TEST(CudaFp16Mode, GraphConvertedToFloat16) {
+  LOOM_SKIP_WITHOUT_GPU();
+  testing::ModelBuilder m(17);
+  m.input("x", kFloat, {2, 16, 14, 14});
+  m.float_initializer("w1", {16, 16, 3, 3}, values_of(random_tensor(DType::kFloat, {16, 16, 3, 3}, 11, -0.1f, 0.1f)));
+  m.float_initializer("b1", {16}, values_of(random_tensor(DType::kFloat, {16}, 12)));
+  m.float_initializer("w2", {16, 16, 3, 3}, values_of(random_tensor(DType::kFloat, {16, 16, 3, 3}, 13, -0.1f, 0.1f)));
+  m.float_initializer("b2", {16}, values_of(random_tensor(DType::kFloat, {16}, 14)));
+  m.float_initializer("g", {10, 16}, values_of(random_tensor(DType::kFloat, {10, 16}, 15)));
+  m.float_initializer("gb", {10}, values_of(random_tensor(DType::kFloat, {10}, 16)));
+  auto& c1 = m.node("Conv", {"x", "w1", "b1"}, {"c1"});
+  testing::add_ints_attr(c1, "pads", {1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r1"});
+  auto& c2 = m.node("Conv", {"r1", "w2", "b2"}, {"c2"});
+  testing::add_ints_attr(c2, "pads", {1, 1, 1, 1});
+  m.node("Add", {"c2", "x"}, {"s"});
+  m.node("Relu", {"s"}, {"r2"});
+  m.node("GlobalAveragePool", {"r2"}, {"p"});
+  m.node("Flatten", {"p"}, {"f"});
+  auto& gemm = m.node("Gemm", {"f", "g", "gb"}, {"y"});
+  testing::add_int_attr(gemm, "transB", 1);
+  m.output("y", kFloat, {2, 10});
+  const std::map<std::string, Tensor> in = {{"x", random_tensor(DType::kFloat, {2, 16, 14, 14}, 17)}};
+  auto half = make_session(graph_fp16_env(), m.bytes());
+  auto reference = make_session(reference_env(), m.bytes());
+  ASSERT_TRUE(half && reference);
+  int casts = 0;
+  for (const auto& n : half->placement().nodes) {
+    EXPECT_EQ(n.provider, "cuda") << n.node_name;
+    casts += n.op_type == "Cast";
+  }
+  EXPECT_EQ(casts, 2) << "one Cast in, one out";
+  auto h = half->run(in);
+  auto r = reference->run(in);
+  ASSERT_TRUE(h.has_value()) << h.status().message();
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ((*h)[0].dtype(), DType::kFloat);
+  expect_close((*r)[0], (*h)[0], kFp16Mode, "ResNet block in float16");
+}
+
+TEST(CudaFp16Mode, GraphConvertedToFloat16Transformer) {
+  LOOM_SKIP_WITHOUT_GPU();
+  testing::ModelBuilder m(17);
+  m.input("x", kFloat, {2, 32, 64});
+  m.float_initializer("w", {64, 64}, values_of(random_tensor(DType::kFloat, {64, 64}, 21, -0.2f, 0.2f)));
+  m.float_initializer("gamma", {64}, values_of(random_tensor(DType::kFloat, {64}, 22, 0.5f, 1.5f)));
+  m.float_initializer("beta", {64}, values_of(random_tensor(DType::kFloat, {64}, 23)));
+  m.node("MatMul", {"x", "w"}, {"a"});
+  m.node("Add", {"a", "x"}, {"s"});
+  auto& ln = m.node("LayerNormalization", {"s", "gamma", "beta"}, {"n"});
+  testing::add_int_attr(ln, "axis", -1);
+  auto& sm = m.node("Softmax", {"n"}, {"y"});
+  testing::add_int_attr(sm, "axis", -1);
+  m.output("y", kFloat, {2, 32, 64});
+  const std::map<std::string, Tensor> in = {{"x", random_tensor(DType::kFloat, {2, 32, 64}, 24)}};
+  auto half = make_session(graph_fp16_env(), m.bytes());
+  auto reference = make_session(reference_env(), m.bytes());
+  ASSERT_TRUE(half && reference);
+  for (const auto& n : half->placement().nodes) EXPECT_EQ(n.provider, "cuda") << n.node_name;
+  auto h = half->run(in);
+  auto r = reference->run(in);
+  ASSERT_TRUE(h.has_value()) << h.status().message();
+  ASSERT_TRUE(r.has_value());
+  expect_close((*r)[0], (*h)[0], kFp16Mode, "MatMul + LayerNormalization + Softmax in float16");
+}
+
 }  // namespace
 }  // namespace loom
