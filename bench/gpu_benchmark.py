@@ -9,17 +9,27 @@ the same numbers. Rows:
   ResNet-50   batch 1 and 128, 224x224 and 512x512
   MobileNetV2 batch 1 and 128, 224x224
   BERT-base   seq 128, batch 1 and 32
-each in fp32 (TF32 off on both sides), tf32 (Loom use_tf32, torch allow_tf32) and fp16 (Loom
-precision=fp16, torch autocast to float16: both compute convolutions and products in float16 with
-float32 elsewhere). PyTorch is timed with CUDA events (median of the timed runs after warm-up), Loom
-by `loom bench` (median; each run ends with the device synchronised). speedup_vs_torch_eager =
+each in fp32 (TF32 off on both sides), tf32 (Loom use_tf32, torch allow_tf32) and fp16 (Loom's
+config precision=fp16, which runs the graph in float16 between a Cast in and a Cast out, with
+float32 kept for reductions and the like; torch autocast to float16). PyTorch is timed with CUDA events (median of the timed runs after warm-up), Loom
+by `loom bench` (median; each run ends with the device synchronised). With the cuda EP, `loom bench`
+runs with --device-io cuda: inputs copied to the GPU once and outputs left there, as torch's timings
+with tensors already on the GPU (loom_io "device"; "host" otherwise). speedup_vs_torch_eager =
 torch time / Loom time (above 1: Loom is faster). torch.compile rows are added with --compile where
-it works on the machine. ResNet-50's batch-128 fp16 run is also profiled: the device's busy share of
-the executor's span. Batch-1 rows are also timed with enable_cuda_graph (loom_cuda_graph_ms: runs
-replayed as one CUDA graph).
+it works on the machine. ResNet-50's batch-128 fp16 run and BERT-base's batch-32 fp16 run are also
+profiled (host IO): the device's busy share of the executor's span and the top 10 op types. Batch-1
+rows are also timed with enable_cuda_graph (loom_cuda_graph_ms: runs replayed as one CUDA graph,
+with host IO: runs on bound device buffers are not recorded).
+
+Correctness is judged against torch in float32 (TF32 off, no autocast) on the same inputs:
+loom_vs_fp32_rel_l2 and torch_vs_fp32_rel_l2 (torch at the row's precision), with outputs_rel_l2
+(Loom against torch at the same precision) kept for reference. In fp16 / tf32 both sides carry their
+own rounding, so comparing them with each other counts it twice: outputs_match is
+loom_vs_fp32_rel_l2 <= max(TOLERANCE[precision], 2 * torch_vs_fp32_rel_l2).
 
   gpu_benchmark.py --bundle DIR --out DIR [--compile] [--quick] [--device cpu --providers cpu_onednn]
-Writes OUT/gpu-benchmark.json (card, rows, resnet50_bs128_device_busy_pct) and prints a table.
+Writes OUT/gpu-benchmark.json (card, rows, resnet50_bs128_device_busy_pct, resnet50_bs128_ops,
+bert_base_bs32_fp16_profile, ...) and prints a table.
 --quick runs tiny sizes (a smoke test, also on a CPU with --device cpu).
 """
 import argparse
@@ -44,8 +54,23 @@ FULL_ROWS = [("resnet50", 128, 224, 10), ("resnet50", 1, 224, 50), ("bert_base",
 # Precisions in the order they are run (the targets are fp16 and tf32 first).
 PRECISION_ORDER = ("fp16", "tf32", "fp32")
 QUICK_ROWS = [("resnet50", 1, 64, 3), ("resnet50", 2, 64, 3), ("mobilenetv2", 2, 64, 3), ("bert_base", 2, 16, 3)]
+# Per precision: the cuda provider options, and the session config's keys. fp16 converts the
+# graph to float16 (config "precision": "fp16": activations and weights stay half between ops),
+# and the cuda option computes any convolution or product left in float32 on half operands, as
+# autocast does.
 PRECISIONS = {"fp32": {}, "tf32": {"use_tf32": "1"}, "fp16": {"precision": "fp16"}}
-TOLERANCE = {"fp32": 1e-3, "tf32": 2e-2, "fp16": 3e-2}  # relative L2 of the outputs, Loom against torch
+CONFIG_KEYS = {"fp32": {}, "tf32": {}, "fp16": {"precision": "fp16"}}
+# Relative L2 of Loom's outputs against torch's float32 outputs (at least twice torch's own distance
+# from them at the row's precision: see outputs_match).
+TOLERANCE = {"fp32": 1e-3, "tf32": 2e-2, "fp16": 3e-2}
+# Op types of a profiled run kept in the report, and their keys.
+PROFILE_TOP_OPS = 10
+PROFILE_OP_KEYS = ("op_type", "ep", "calls", "total_ms", "kernel_ms", "device_ms")
+
+
+def rel_l2(got, want):
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30))
 
 
 def load_models_module(bundle):
@@ -69,6 +94,9 @@ class Bench:
         os.makedirs(a.out, exist_ok=True)
         self.models = load_models_module(a.bundle)
         self.device = torch.device(a.device)
+        # `loom bench` on device buffers (--device-io cuda) when Loom runs on the GPU: torch's
+        # timings have their inputs on the GPU already. CPU runs keep host IO.
+        self.device_io = "cuda" if a.providers.split(",")[0] == "cuda" and self.device.type == "cuda" else None
 
     def log(self, text):
         with open(os.path.join(self.a.out, "gpu-benchmark.log"), "a") as f:
@@ -109,7 +137,8 @@ class Bench:
         if cuda_graph and options:
             options[providers[0]]["enable_cuda_graph"] = "1"
         with open(path, "w") as f:
-            json.dump({"providers": providers, "fallback": "allow", "provider_options": options}, f)
+            json.dump(dict({"providers": providers, "fallback": "allow", "provider_options": options},
+                           **CONFIG_KEYS[precision]), f)
         return path
 
     def torch_time(self, fn, runs, warmup=3):
@@ -143,22 +172,30 @@ class Bench:
                 f.write(numpy_helper.from_array(t.numpy(), iname).SerializeToString())
             args += ["--input", f"{iname}={path}"]
         dev_inputs = [t.to(self.device) for t in inputs]
-        use_tf32 = precision == "tf32"
-        if self.device.type == "cuda":
-            torch.backends.cuda.matmul.allow_tf32 = use_tf32
-            torch.backends.cudnn.allow_tf32 = use_tf32
+
+        def set_tf32(on):
+            if self.device.type == "cuda":
+                torch.backends.cuda.matmul.allow_tf32 = on
+                torch.backends.cudnn.allow_tf32 = on
 
         half = precision == "fp16" and self.device.type == "cuda"
 
-        def forward(m):
+        def forward(m, full_fp32=False):
             with torch.no_grad():
-                if not half:
+                if not half or full_fp32:
                     return m(*dev_inputs)
                 with torch.autocast("cuda", dtype=torch.float16):
                     return m(*dev_inputs)
 
-        ref = forward(module)
-        ref = [r.float().cpu().numpy() for r in (ref if isinstance(ref, tuple) else (ref,))]
+        def host_outputs(out):
+            return [o.float().cpu().numpy() for o in (out if isinstance(out, tuple) else (out,))]
+
+        # The float32 reference (TF32 off, no autocast), then torch at the row's precision (whose
+        # TF32 setting stays on for the timing below).
+        set_tf32(False)
+        ref32 = host_outputs(forward(module, full_fp32=True))
+        set_tf32(precision == "tf32")
+        ref = ref32 if precision == "fp32" else host_outputs(forward(module))
         r = {"model": name, "batch": batch, "size": size, "precision": precision}
         out_dir = os.path.join(self.work, f"out_{name}_{batch}_{size}_{precision}")
         os.makedirs(out_dir, exist_ok=True)
@@ -168,19 +205,27 @@ class Bench:
         if rc != 0:
             r["error"] = text[-600:]
             return r
-        errors = []
+        import onnx
         names = ["logits"] if name != "bert_base" else ["last_hidden_state", "pooler_output"]
-        for oname, want in zip(names, ref):
-            import onnx
-            got = numpy_helper.to_array(onnx.load_tensor(os.path.join(out_dir, oname + ".pb"))).astype(np.float64)
-            want = want.astype(np.float64)
-            errors.append(float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)))
-        r["outputs_rel_l2"] = max(errors)
-        r["outputs_match"] = r["outputs_rel_l2"] <= TOLERANCE[precision]
+        vs_torch, loom_vs_fp32, torch_vs_fp32 = [], [], []
+        for oname, want, want32 in zip(names, ref, ref32):
+            got = numpy_helper.to_array(onnx.load_tensor(os.path.join(out_dir, oname + ".pb")))
+            vs_torch.append(rel_l2(got, want))
+            loom_vs_fp32.append(rel_l2(got, want32))
+            torch_vs_fp32.append(rel_l2(want, want32))
+        r["outputs_rel_l2"] = max(vs_torch)  # Loom against torch at the same precision
+        r["loom_vs_fp32_rel_l2"] = max(loom_vs_fp32)
+        r["torch_vs_fp32_rel_l2"] = max(torch_vs_fp32)
+        r["match_tolerance"] = max(TOLERANCE[precision], 2 * r["torch_vs_fp32_rel_l2"])
+        r["outputs_match"] = r["loom_vs_fp32_rel_l2"] <= r["match_tolerance"]
+        io = ["--device-io", self.device_io] if self.device_io else []
+        r["loom_io"] = "device" if self.device_io else "host"
         rc, text = self.run([self.loom, "bench", "--model", graph, "--config", cfg, "--runs", str(runs), "--warmup",
-                             "3", "--json"] + args)
+                             "3", "--json"] + io + args)
         try:
             j = json.loads(text[text.index("{"):])
+            if j.get("device_io") != self.device_io:
+                raise ValueError(f"loom bench reports device_io {j.get('device_io')!r}, expected {self.device_io!r}")
             r["loom_ms"] = j["median_ms"]
             r["loom_create_ms"] = j.get("create_ms")
             # Host CPU per run (all threads) against the run's wall time: the
@@ -188,13 +233,15 @@ class Bench:
             if j.get("cpu_ms") is not None and j["median_ms"] > 0:
                 r["loom_cpu_ms_per_run"] = j["cpu_ms"]
                 r["loom_cpu_pct_of_one_core"] = 100.0 * j["cpu_ms"] / j["mean_ms" if "mean_ms" in j else "median_ms"]
-        except Exception:
-            r["error"] = text[-600:]
+        except Exception as e:
+            r["error"] = f"{e!r}"[:200] + "\n" + text[-600:]
             return r
         r["torch_eager_ms"] = self.torch_time(lambda: forward(module), runs)
         r["speedup_vs_torch_eager"] = r["torch_eager_ms"] / r["loom_ms"]
         if batch == 1 and self.a.providers.split(",")[0] == "cuda":
-            # The same runs replayed as a CUDA graph (the batch-1 latency target).
+            # The same runs replayed as a CUDA graph (the batch-1 latency target), with host IO:
+            # runs on bound device buffers are not recorded and replayed.
+            r["loom_cuda_graph_io"] = "host"
             rc, text = self.run([self.loom, "bench", "--model", graph, "--config", self.config(precision, True),
                                  "--runs", str(runs), "--warmup", "3", "--json"] + args)
             try:
@@ -210,22 +257,33 @@ class Bench:
                 r["torch_compile_error"] = repr(e)[:300]
         return r
 
-    def device_busy(self, graph, batch, size):
-        """Profiled ResNet-50 runs (fp16): device busy over the executor's span, in percent."""
-        name = "resnet50"
-        inputs = self.models.example_inputs(name, batch, size=size)
-        path = os.path.join(self.work, "profile_input.pb")
-        with open(path, "wb") as f:
-            f.write(numpy_helper.from_array(inputs[0].numpy(), "input").SerializeToString())
-        trace = os.path.join(self.work, "profile.json")
-        self.run([self.loom, "bench", "--model", graph, "--config", self.config("fp16"), "--runs", "5", "--warmup", "2",
-                  "--input", f"input={path}", "--profile", trace])
-        rc, text = self.run([self.loom, "profile", "summarize", trace, "--json"])
+    def device_busy(self, name, graph, batch, size, precision="fp16"):
+        """Profiled runs (host IO): (device busy over the executor's span in percent, the summary's
+        aggregate median, its top PROFILE_TOP_OPS op types by total time)."""
+        inputs = self.models.example_inputs(name, batch, size=size, seq=size)
+        args = []
+        for iname, t in zip(self.models.input_names(name), inputs):
+            path = os.path.join(self.work, f"profile_{name}_{iname}.pb")
+            with open(path, "wb") as f:
+                f.write(numpy_helper.from_array(t.numpy(), iname).SerializeToString())
+            args += ["--input", f"{iname}={path}"]
+        trace = os.path.join(self.work, f"profile_{name}_{batch}_{size}_{precision}.json")
+        if os.path.exists(trace):
+            os.remove(trace)  # a failed run must not leave an older trace to summarize
+        self.run([self.loom, "bench", "--model", graph, "--config", self.config(precision), "--runs", "5", "--warmup",
+                  "2", "--profile", trace] + args)
+        rc, text = self.run([self.loom, "profile", "summarize", trace, "--json", "--top", str(PROFILE_TOP_OPS)])
         try:
-            agg = (json.loads(text[text.index("{"):]).get("aggregate") or {}).get("median", {})
-            return 100.0 * agg["device_busy_ms"] / agg["executor_ms"], agg
+            summary = json.loads(text[text.index("{"):])
         except Exception:
-            return None, {"error": text[-500:]}
+            return None, {"error": text[-500:]}, []
+        # ops: op types by total step time, longest first; device_ms only when the trace has device spans.
+        ops = [{k: o.get(k) for k in PROFILE_OP_KEYS} for o in (summary.get("ops") or [])[:PROFILE_TOP_OPS]]
+        agg = (summary.get("aggregate") or {}).get("median", {})
+        try:
+            return 100.0 * agg["device_busy_ms"] / agg["executor_ms"], agg, ops
+        except Exception:
+            return None, agg or {"error": "no aggregate device_busy_ms / executor_ms: " + text[-500:]}, ops
 
 
 def main():
@@ -272,23 +330,35 @@ def main():
             print(json.dumps(r), flush=True)
             save()
         if (m, batch, size) == ("resnet50", 128, 224) and b.device.type == "cuda":
-            busy, detail = b.device_busy(graphs["resnet50"], 128, 224)
+            busy, detail, ops = b.device_busy("resnet50", graphs["resnet50"], 128, 224)
+            report["profile_io"] = "host"
             report["resnet50_bs128_device_busy_pct"] = busy
             report["resnet50_bs128_profile"] = detail
+            report["resnet50_bs128_ops"] = ops
+            save()
+        if (m, batch, size) == ("bert_base", 32, 128) and b.device.type == "cuda":
+            busy, detail, ops = b.device_busy("bert_base", graphs["bert_base"], 32, 128)
+            report["profile_io"] = "host"
+            report["bert_base_bs32_fp16_device_busy_pct"] = busy
+            report["bert_base_bs32_fp16_profile"] = detail
+            report["bert_base_bs32_fp16_ops"] = ops
             save()
     if skipped:
         report["skipped_past_deadline"] = skipped
     save()
     print(f"\ncard: {report.get('card', a.device)}  torch {report['torch']}")
     print(f"{'model':<12}{'batch':>6}{'size':>6} {'prec':<5}{'loom ms':>10}{'graph ms':>10}{'torch ms':>10}"
-          f"{'speedup':>9}  match")
+          f"{'speedup':>9}{'vs fp32':>10}  match")
     for r in report["rows"]:
         print(f"{r['model']:<12}{r['batch']:>6}{r['size']:>6} {r['precision']:<5}{r.get('loom_ms', float('nan')):>10.3f}"
               f"{r.get('loom_cuda_graph_ms', float('nan')):>10.3f}"
-              f"{r.get('torch_eager_ms', float('nan')):>10.3f}{r.get('speedup_vs_torch_eager', float('nan')):>9.2f}  "
+              f"{r.get('torch_eager_ms', float('nan')):>10.3f}{r.get('speedup_vs_torch_eager', float('nan')):>9.2f}"
+              f"{r.get('loom_vs_fp32_rel_l2', float('nan')):>10.2e}  "
               f"{r.get('outputs_match', r.get('error', '')[:60])}")
     if "resnet50_bs128_device_busy_pct" in report:
         print(f"resnet50 bs128 device busy: {report['resnet50_bs128_device_busy_pct']}%")
+    if "bert_base_bs32_fp16_device_busy_pct" in report:
+        print(f"bert_base bs32 fp16 device busy: {report['bert_base_bs32_fp16_device_busy_pct']}%")
     return 0
 
 

@@ -202,6 +202,13 @@ class Checker:
             json.dump({"providers": ["cuda", "reference"], "provider_options": {"cuda": {"precision": "fp16"}}}, f)
         return path
 
+    def fp16_graph_config(self):
+        """Config precision fp16: the graph itself converted to float16 (activations stay half)."""
+        path = os.path.join(self.work, "fp16_graph.json")
+        with open(path, "w") as f:
+            json.dump({"providers": ["cuda", "reference"], "precision": "fp16"}, f)
+        return path
+
     def graph_config(self):
         path = os.path.join(self.work, "cuda_graph.json")
         with open(path, "w") as f:
@@ -247,7 +254,8 @@ class Checker:
                     r["partition_error"] = text[-1500:]
                 outs = {}
                 runs = (("cuda", ["--providers", "cuda,reference"]), ("reference", ["--providers", "reference"]),
-                        ("cuda_fp16", ["--config", self.fp16_config()]))
+                        ("cuda_fp16", ["--config", self.fp16_config()]),
+                        ("cuda_fp16_graph", ["--config", self.fp16_graph_config()]))
                 for label, how in runs:
                     folder = os.path.join(self.work, slug, label)
                     os.makedirs(folder, exist_ok=True)
@@ -268,6 +276,10 @@ class Checker:
                 judged_errors = {k: e for k, e in r["fp16_outputs"].items() if not judged or k in judged}
                 r["fp16_judged_by"] = sorted(judged_errors)
                 r["fp16_matched"] = on_cuda > 0 and self.within(judged_errors, outs["reference"], FP16_TOL)
+                # Config precision fp16: the whole graph in float16, judged the same way.
+                r["fp16_graph_outputs"] = self.compare(outs["cuda_fp16_graph"], outs["reference"])
+                graph_errors = {k: e for k, e in r["fp16_graph_outputs"].items() if not judged or k in judged}
+                r["fp16_graph_matched"] = on_cuda > 0 and self.within(graph_errors, outs["reference"], FP16_TOL)
                 if on_cuda == 0:
                     r["exception"] = "no node placed on cuda"
             except Exception as e:  # a broken model must not end the check
@@ -279,6 +291,7 @@ class Checker:
         self.report["models_total"] = len(results)
         self.report["models_matched"] = sum(1 for r in results if r.get("matched"))
         self.report["fp16_models_matched"] = sum(1 for r in results if r.get("fp16_matched"))
+        self.report["fp16_graph_models_matched"] = sum(1 for r in results if r.get("fp16_graph_matched"))
 
     def timing(self):
         rows = []
@@ -346,14 +359,19 @@ class Checker:
             print("  " + l[:250])
         print(f"device memory lost over 100 sessions: {r.get('device_mib_lost_over_100_sessions', '-')} MiB")
         print(f"models: {r.get('models_matched')}/{r.get('models_total')} match the reference; fp16 mode "
-              f"{r.get('fp16_models_matched')}/{r.get('models_total')} within {FP16_TOL}")
+              f"{r.get('fp16_models_matched')}/{r.get('models_total')}, fp16 graph "
+              f"{r.get('fp16_graph_models_matched')}/{r.get('models_total')} within {FP16_TOL}")
         for m in r.get("models", []):
             worst = max([e["rel_l2"] for e in m.get("outputs", {}).values() if isinstance(e, dict)] or [float("nan")])
             err = m.get("cuda_error", m.get("exception", ""))
             worst16 = max([e["rel_l2"] for k, e in m.get("fp16_outputs", {}).items()
                            if isinstance(e, dict) and k in m.get("fp16_judged_by", [k])] or [float("nan")])
+            worst16g = max([e["rel_l2"] for k, e in m.get("fp16_graph_outputs", {}).items()
+                            if isinstance(e, dict) and k in m.get("fp16_judged_by", [k])] or [float("nan")])
+            err16g = m.get("cuda_fp16_graph_error", "")
             print(f"  {m['model']:<22} {'ok ' if m.get('matched') else 'BAD'} rel_l2 {worst:.2e}   fp16 mode "
-                  f"{'ok ' if m.get('fp16_matched') else 'BAD'} {worst16:.2e} {err[-200:]}")
+                  f"{'ok ' if m.get('fp16_matched') else 'BAD'} {worst16:.2e}   fp16 graph "
+                  f"{'ok ' if m.get('fp16_graph_matched') else 'BAD'} {worst16g:.2e} {(err or err16g)[-200:]}")
         prof = r.get("profile_resnet50", {})
         print(f"profile resnet50: device lanes {prof.get('has_device')}, device busy "
               f"{prof.get('median', {}).get('device_busy_ms')} ms of run {prof.get('median', {}).get('run_ms')} ms "
