@@ -94,6 +94,7 @@ class Bench:
         os.makedirs(a.out, exist_ok=True)
         self.models = load_models_module(a.bundle)
         self.device = torch.device(a.device)
+        self.extra_options = dict(kv.split("=", 1) for kv in a.cuda_option)
         # `loom bench` on device buffers (--device-io cuda) when Loom runs on the GPU: torch's
         # timings have their inputs on the GPU already. CPU runs keep host IO.
         self.device_io = "cuda" if a.providers.split(",")[0] == "cuda" and self.device.type == "cuda" else None
@@ -133,7 +134,7 @@ class Bench:
     def config(self, precision, cuda_graph=False):
         path = os.path.join(self.work, f"loom_{precision}{'_graph' if cuda_graph else ''}.json")
         providers = self.a.providers.split(",")
-        options = {providers[0]: dict(PRECISIONS[precision])} if providers[0] == "cuda" else {}
+        options = {providers[0]: dict(PRECISIONS[precision], **self.extra_options)} if providers[0] == "cuda" else {}
         if cuda_graph and options:
             options[providers[0]]["enable_cuda_graph"] = "1"
         with open(path, "w") as f:
@@ -297,6 +298,11 @@ def main():
     p.add_argument("--precisions", default="fp32,tf32,fp16")
     p.add_argument("--compile", action="store_true")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--only", default="",
+                   help="run only these rows, MODEL:BATCH:SIZE[,...] (e.g. resnet50:128:224)")
+    p.add_argument("--cuda-option", action="append", default=[],
+                   help="KEY=VALUE added to the cuda provider options of every row (repeatable), e.g. "
+                        "conv_algo_search=exhaustive; recorded as cuda_options")
     p.add_argument("--deadline-s", type=float, default=0,
                    help="start no new row after this many seconds (0: no limit); the rows left are listed")
     a = p.parse_args()
@@ -306,6 +312,10 @@ def main():
         report["card"] = torch.cuda.get_device_name()
     report["torch"] = torch.__version__
     rows = QUICK_ROWS if a.quick else FULL_ROWS
+    if a.only:
+        wanted = {tuple(x.split(":")) for x in a.only.split(",")}
+        rows = [r for r in rows if (r[0], str(r[1]), str(r[2])) in wanted]
+    report["cuda_options"] = b.extra_options
     out_path = os.path.join(a.out, "gpu-benchmark.json")
 
     def save():

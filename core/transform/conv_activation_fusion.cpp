@@ -5,6 +5,11 @@
 // `activation_params` (LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha,
 // beta). Where the activation only runs as a post-op anyway (cpu_onednn), the
 // fused node costs nothing; the reference EP saves a pass over the output.
+// As ONNX Runtime's ConvAddActivationFusion for its CUDA EP, a Conv read only
+// by an Add of a tensor of the Conv's own shape (a residual), itself read
+// only by a Relu or by nothing else, becomes FusedConv with that tensor as
+// Z: y = act(conv + B + Z) in one pass (cuDNN fuses it into the convolution).
+// The fusion gate keeps the nodes where the EP does not run Z (cpu_onednn).
 #include <optional>
 
 #include "transform/fused_node.h"
@@ -21,7 +26,49 @@ struct ConvActivationMatch {
   const ir::Node* conv = nullptr;
   std::string activation, output;
   std::vector<float> params;
+  std::string z;  // the residual added before the activation ("" for none)
 };
+
+// The same dims, known or named alike: Z adds element for element, with no broadcast.
+bool same_shape(const ir::ValueType* a, const ir::ValueType* b) {
+  if (a == nullptr || b == nullptr || !a->has_shape || !b->has_shape || a->dims.size() != b->dims.size() ||
+      a->dtype != b->dtype)
+    return false;
+  for (size_t i = 0; i < a->dims.size(); ++i) {
+    const DimInfo &x = a->dims[i], &y = b->dims[i];
+    if (x.value >= 0 || y.value >= 0) {
+      if (x.value != y.value) return false;
+    } else if (x.symbol.empty() || x.symbol != y.symbol) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Conv -> Add(conv, z) [-> Relu]: z and the activation, or nullopt.
+std::optional<ConvActivationMatch> match_residual(const GraphMatcher& m, const ir::Graph& g, const ir::Node& conv,
+                                                  const ir::Node& add) {
+  if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 || add.outputs.size() != 1 ||
+      add.inputs[0] == add.inputs[1])
+    return std::nullopt;
+  const std::string& y = conv.outputs[0];
+  const std::string& z = add.inputs[0] == y ? add.inputs[1] : add.inputs[0];
+  if (z.empty() || !same_shape(g.type_of(y), g.type_of(z)) || !same_shape(g.type_of(y), g.type_of(add.outputs[0])))
+    return std::nullopt;
+  ConvActivationMatch out;
+  out.conv = &conv;
+  out.z = z;
+  out.nodes = {conv.id, add.id};
+  out.output = add.outputs[0];
+  const ir::Node* relu = m.sole_consumer(add.outputs[0]);
+  if (relu && relu->op_type == "Relu" && relu->domain.empty() && relu->inputs.size() == 1 &&
+      !g.is_graph_output(add.outputs[0])) {
+    out.activation = "Relu";
+    out.nodes.push_back(relu->id);
+    out.output = relu->outputs[0];
+  }
+  return out;
+}
 
 std::optional<ConvActivationMatch> match(const GraphMatcher& m, const ir::Node& conv) {
   if (conv.op_type != "Conv" || !conv.domain.empty() || conv.outputs.size() != 1 ||
@@ -30,6 +77,7 @@ std::optional<ConvActivationMatch> match(const GraphMatcher& m, const ir::Node& 
   const std::string& y = conv.outputs[0];
   if (!m.is_float(y)) return std::nullopt;
   const ir::Node* act = m.sole_consumer(y);
+  if (act && act->op_type == "Add") return match_residual(m, m.graph(), conv, *act);
   if (!act || !act->domain.empty() || act->outputs.size() != 1 || act->inputs.empty() || act->inputs[0] != y)
     return std::nullopt;
   ConvActivationMatch out;
@@ -69,14 +117,21 @@ class ConvActivationFusion : public Pass {
       rewrites.push_back({c, *c.conv});
     for (const Rewrite& r : rewrites) {
       GraphPatch patch(graph, name() + " at '" + r.conv.name + "'");
-      ir::Node n = fused_node(graph, "FusedConv", kMicrosoftDomain, r.conv.inputs, {r.match.output},
+      std::vector<std::string> inputs = r.conv.inputs;
+      if (!r.match.z.empty()) {
+        inputs.resize(3);  // B may be absent ("")
+        inputs.push_back(r.match.z);
+      }
+      ir::Node n = fused_node(graph, "FusedConv", kMicrosoftDomain, inputs, {r.match.output},
                               patch.fresh_name(r.conv.name.empty() ? "FusedConv" : r.conv.name));
       n.attributes = r.conv.attributes;
-      ir::Attribute act;
-      act.name = "activation";
-      act.type = ir::AttrType::kString;
-      act.s = r.match.activation;
-      n.attributes.push_back(std::move(act));
+      if (!r.match.activation.empty()) {
+        ir::Attribute act;
+        act.name = "activation";
+        act.type = ir::AttrType::kString;
+        act.s = r.match.activation;
+        n.attributes.push_back(std::move(act));
+      }
       if (!r.match.params.empty()) {
         ir::Attribute params;
         params.name = "activation_params";

@@ -85,6 +85,50 @@ TEST(FusedOpFusion, ConvActivationNearMisses) {
   testing::expect_no_fusion(conv_model(other), conv_inputs(), "Conv", "Softsign");
 }
 
+// --- Conv -> Add (residual) [-> Relu]
+
+// x -> Conv -> Add(conv, r) [-> Relu] -> y, with r [rdims] an input.
+std::string residual_model(bool relu, const Dims& rdims = {1, 4, 6, 6}, bool bias = true, bool add_read_twice = false) {
+  testing::ModelBuilder m(17);
+  m.input("x", kFloat, {1, 3, 6, 6});
+  m.input("r", kFloat, rdims);
+  m.float_initializer("w", {4, 3, 3, 3}, wave(108, 0.3f)).float_initializer("b", {4}, wave(4, 0.5f, 1.f));
+  auto& conv = m.node("Conv", bias ? std::vector<std::string>{"x", "w", "b"} : std::vector<std::string>{"x", "w"},
+                      {"c"});
+  testing::add_ints_attr(conv, "pads", {1, 1, 1, 1});
+  m.node("Add", {"r", "c"}, {relu ? "s" : "y"});  // the residual first: either order matches
+  if (relu) m.node("Relu", {"s"}, {"y"});
+  m.output("y", kFloat, {1, 4, 6, 6});
+  if (add_read_twice) {
+    m.node("Neg", {relu ? "s" : "y"}, {"n"});
+    m.output("n", kFloat, {1, 4, 6, 6});
+  }
+  return m.bytes();
+}
+
+std::map<std::string, Tensor> residual_inputs(const Dims& rdims = {1, 4, 6, 6}) {
+  int64_t n = 1;
+  for (int64_t d : rdims) n *= d;
+  return {{"x", float_tensor({1, 3, 6, 6}, wave(108, 2.f))},
+          {"r", float_tensor(rdims, wave(static_cast<size_t>(n), 1.5f, 0.4f))}};
+}
+
+TEST(FusedOpFusion, ConvAddReluBecomesFusedConvWithZ) {
+  testing::expect_fuses(residual_model(true), residual_inputs(), {{"com.microsoft.FusedConv", 1}}, "Conv + Add + Relu");
+  testing::expect_fuses(residual_model(false), residual_inputs(), {{"com.microsoft.FusedConv", 1}}, "Conv + Add");
+  testing::expect_fuses(residual_model(true, {1, 4, 6, 6}, false), residual_inputs(), {{"com.microsoft.FusedConv", 1}},
+                        "no bias: B stays empty, Z is input 3");
+  testing::expect_fuses(residual_model(true, {1, 4, 6, 6}, true, true), residual_inputs(),
+                        {{"com.microsoft.FusedConv", 1}, {"Relu", 1}, {"Neg", 1}},
+                        "the sum is read twice: Conv + Add fuse, the Relu stays");
+}
+
+TEST(FusedOpFusion, ConvAddNearMisses) {
+  // Z must have the Conv output's shape: a broadcast add is not a residual.
+  testing::expect_fuses(residual_model(true, {1, 4, 1, 1}), residual_inputs({1, 4, 1, 1}), {{"Conv", 1}, {"Add", 1}, {"Relu", 1}},
+                        "broadcast residual");
+}
+
 // --- Gemm -> activation
 
 std::string gemm_model(const std::string& act, bool second_reader = false) {
