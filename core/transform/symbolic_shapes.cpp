@@ -6,6 +6,7 @@
 #include <set>
 
 #include "transform/graph_matcher.h"
+#include "transform/symbolic_window.h"
 #include "transform/type_precision.h"
 
 namespace loom::transform {
@@ -337,6 +338,10 @@ class Propagator {
         else if (keep) res.push_back(known(1));
       }
       set(out, dt, res);
+      return;
+    }
+    if ((op == "Conv" || op == "FusedConv" || op == "MaxPool" || op == "AveragePool") && x) {
+      if (auto res = window_output_shape(n, *x, shape(input(n, 1)))) set(out, dt, *res);
       return;
     }
     if (op == "Attention" && x && x->size() == 3) {

@@ -88,9 +88,10 @@ TEST(FusedOpFusion, ConvActivationNearMisses) {
 // --- Conv -> Add (residual) [-> Relu]
 
 // x -> Conv -> Add(conv, r) [-> Relu] -> y, with r [rdims] an input.
-std::string residual_model(bool relu, const Dims& rdims = {1, 4, 6, 6}, bool bias = true, bool add_read_twice = false) {
+std::string residual_model(bool relu, const Dims& rdims = {1, 4, 6, 6}, bool bias = true, bool add_read_twice = false,
+                           const Dims& xdims = {1, 3, 6, 6}) {
   testing::ModelBuilder m(17);
-  m.input("x", kFloat, {1, 3, 6, 6});
+  m.input("x", kFloat, xdims);
   m.input("r", kFloat, rdims);
   m.float_initializer("w", {4, 3, 3, 3}, wave(108, 0.3f)).float_initializer("b", {4}, wave(4, 0.5f, 1.f));
   auto& conv = m.node("Conv", bias ? std::vector<std::string>{"x", "w", "b"} : std::vector<std::string>{"x", "w"},
@@ -121,6 +122,13 @@ TEST(FusedOpFusion, ConvAddReluBecomesFusedConvWithZ) {
   testing::expect_fuses(residual_model(true, {1, 4, 6, 6}, true, true), residual_inputs(),
                         {{"com.microsoft.FusedConv", 1}, {"Relu", 1}, {"Neg", 1}},
                         "the sum is read twice: Conv + Add fuse, the Relu stays");
+}
+
+TEST(FusedOpFusion, ConvAddFusesWithSymbolicDims) {
+  // x [1, 3, d2, d3] and r [1, 4, d2, d3]: the padded 3x3 conv keeps d2 and
+  // d3 (symbolic shape propagation), so Z is known to match.
+  testing::expect_fuses(residual_model(true, {1, 4, -1, -1}, true, false, {1, 3, -1, -1}), residual_inputs(),
+                        {{"com.microsoft.FusedConv", 1}}, "symbolic spatial dims");
 }
 
 TEST(FusedOpFusion, ConvAddNearMisses) {

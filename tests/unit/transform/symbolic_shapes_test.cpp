@@ -66,6 +66,51 @@ TEST(SymbolicShapesTest, EmbeddingAndHeadSplitKeepTheSequenceSymbol) {
   EXPECT_EQ(propagate_symbolic_shapes(g), 0);
 }
 
+// A ResNet downsampling block on [N, 8, h, w]: the 3x3 stride-2 pad-1 conv
+// and the 1x1 stride-2 shortcut shrink h the same way, so the residual Add
+// reads equal symbols; max pooling with ceil_mode, SAME_UPPER and known dims.
+TEST(SymbolicShapesTest, WindowedOpsShrinkSymbolsCanonically) {
+  testing::ModelBuilder m(17);
+  m.input("x", kFloat, {-1, 8, -1, -1});
+  auto* dims = m.proto().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  dims->mutable_dim(0)->set_dim_param("N");
+  dims->mutable_dim(2)->set_dim_param("h");
+  dims->mutable_dim(3)->set_dim_param("w");
+  m.input("k", kFloat, {1, 8, 10, 12});
+  m.float_initializer("w3", {16, 8, 3, 3}, std::vector<float>(16 * 8 * 9, 0.1f));
+  m.float_initializer("w1", {16, 8, 1, 1}, std::vector<float>(16 * 8, 0.1f));
+  auto& a = m.node("Conv", {"x", "w3"}, {"a"});
+  testing::add_ints_attr(a, "strides", {2, 2});
+  testing::add_ints_attr(a, "pads", {1, 1, 1, 1});
+  testing::add_ints_attr(m.node("Conv", {"x", "w1"}, {"b"}), "strides", {2, 2});
+  m.node("Add", {"a", "b"}, {"s"});
+  auto& same = m.node("Conv", {"x", "w3"}, {"c"});
+  testing::add_ints_attr(same, "pads", {1, 1, 1, 1});
+  auto& pool = m.node("MaxPool", {"x"}, {"p"});
+  testing::add_ints_attr(pool, "kernel_shape", {3, 3});
+  testing::add_ints_attr(pool, "strides", {2, 2});
+  testing::add_int_attr(pool, "ceil_mode", 1);
+  auto& upper = m.node("AveragePool", {"x"}, {"u"});
+  testing::add_ints_attr(upper, "kernel_shape", {2, 2});
+  testing::add_ints_attr(upper, "strides", {2, 2});
+  testing::add_string_attr(upper, "auto_pad", "SAME_UPPER");
+  auto& fixed = m.node("Conv", {"k", "w3"}, {"f"});
+  testing::add_ints_attr(fixed, "strides", {2, 2});
+  for (const char* o : {"s", "c", "p", "u", "f"}) m.output(o, kFloat, {});
+  for (int i = 0; i < 5; ++i) m.proto().mutable_graph()->mutable_output(i)->mutable_type()->mutable_tensor_type()->clear_shape();
+  auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test");
+  ASSERT_TRUE(loaded.has_value()) << loaded.status().message();
+  ir::Graph& g = *loaded->graph;
+  propagate_symbolic_shapes(g);
+  EXPECT_EQ(dims_of(g, "a"), "N,16,((h-1)//2+1),((w-1)//2+1)");
+  EXPECT_EQ(dims_of(g, "b"), dims_of(g, "a")) << "both branches shrink h alike";
+  EXPECT_EQ(dims_of(g, "s"), dims_of(g, "a"));
+  EXPECT_EQ(dims_of(g, "c"), "N,16,h,w") << "3x3 pad 1 stride 1 keeps the symbol";
+  EXPECT_EQ(dims_of(g, "p"), "N,8,(ceil((h-3)/2)+1),(ceil((w-3)/2)+1)");
+  EXPECT_EQ(dims_of(g, "u"), "N,8,(ceil(h/2)),(ceil(w/2))");
+  EXPECT_EQ(dims_of(g, "f"), "1,16,4,5");
+}
+
 TEST(SymbolicShapesTest, NeverContradictsAKnownDim) {
   testing::ModelBuilder m(14);
   m.input("a", kFloat, {2, -1});

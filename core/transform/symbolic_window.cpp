@@ -1,0 +1,99 @@
+#include "transform/symbolic_window.h"
+
+#include <string>
+
+#include "transform/type_precision.h"
+
+namespace loom::transform {
+namespace {
+
+std::vector<int64_t> ints_attr(const ir::Node& n, const std::string& name) {
+  const ir::Attribute* a = n.find_attribute(name);
+  return a ? a->ints : std::vector<int64_t>{};
+}
+
+std::string auto_pad(const ir::Node& n) {
+  const ir::Attribute* a = n.find_attribute("auto_pad");
+  return a ? a->s : "NOTSET";
+}
+
+// floor((d + off) / s) + 1 (ceil with `ceil_mode`), for a known d.
+std::optional<int64_t> known_out(int64_t d, int64_t off, int64_t s, bool ceil_mode) {
+  const int64_t num = d + off;
+  if (num < 0) return std::nullopt;
+  return (ceil_mode ? (num + s - 1) / s : num / s) + 1;
+}
+
+// The same for a symbol: "x" when the window keeps the size, else a
+// canonical expression ("x+2", "(x-1)//2+1", "ceil((x-2)/2)+1").
+DimInfo symbolic_out(const std::string& x, int64_t off, int64_t s, bool ceil_mode) {
+  if (s == 1) {
+    const int64_t delta = off + 1;
+    if (delta == 0) return DimInfo{-1, x};
+    return DimInfo{-1, "(" + x + (delta > 0 ? "+" : "") + std::to_string(delta) + ")"};
+  }
+  const std::string num = off == 0 ? x : x + (off > 0 ? "+" : "") + std::to_string(off);
+  const std::string sym = ceil_mode ? "ceil((" + num + ")/" + std::to_string(s) + ")+1"
+                                    : "(" + num + ")//" + std::to_string(s) + "+1";
+  return DimInfo{-1, "(" + sym + ")"};
+}
+
+}  // namespace
+
+std::optional<std::vector<DimInfo>> window_output_shape(const ir::Node& n, const std::vector<DimInfo>& x,
+                                                        const std::optional<std::vector<DimInfo>>& w) {
+  const bool conv = n.op_type == "Conv" || n.op_type == "FusedConv";
+  if (x.size() < 3) return std::nullopt;
+  const size_t spatial = x.size() - 2;
+  std::vector<int64_t> kernel = ints_attr(n, "kernel_shape");
+  if (kernel.empty() && conv && w && w->size() == x.size())
+    for (size_t i = 0; i < spatial; ++i) kernel.push_back((*w)[i + 2].value);
+  if (kernel.size() != spatial) return std::nullopt;
+  std::vector<int64_t> strides = ints_attr(n, "strides"), dilations = ints_attr(n, "dilations"),
+                       pads = ints_attr(n, "pads");
+  if (strides.empty()) strides.assign(spatial, 1);
+  if (dilations.empty()) dilations.assign(spatial, 1);
+  if (pads.empty()) pads.assign(2 * spatial, 0);
+  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) return std::nullopt;
+  const std::string pad_mode = auto_pad(n);
+  const bool ceil_mode = !conv && n.find_attribute("ceil_mode") && n.find_attribute("ceil_mode")->i != 0;
+
+  std::vector<DimInfo> out;
+  out.push_back(x[0]);
+  if (conv) {
+    if (!w || w->empty() || (*w)[0].value < 0) return std::nullopt;
+    out.push_back((*w)[0]);
+  } else {
+    out.push_back(x[1]);
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t k = kernel[i], s = strides[i], d = dilations[i];
+    if (k <= 0 || s <= 0 || d <= 0) return std::nullopt;
+    const DimInfo& in = x[i + 2];
+    const int64_t extent = d * (k - 1) + 1;
+    if (pad_mode == "SAME_UPPER" || pad_mode == "SAME_LOWER") {
+      // out = ceil(in / s), whatever the kernel.
+      if (in.value >= 0) out.push_back(DimInfo{(in.value + s - 1) / s, ""});
+      else if (s == 1 && !anonymous_symbol(in.symbol)) out.push_back(in);
+      else if (!anonymous_symbol(in.symbol))
+        out.push_back(DimInfo{-1, "(ceil(" + in.symbol + "/" + std::to_string(s) + "))"});
+      else out.push_back(DimInfo{-1, ""});
+      continue;
+    }
+    if (pad_mode != "NOTSET" && pad_mode != "VALID") return std::nullopt;
+    const int64_t total_pad = pad_mode == "VALID" ? 0 : pads[i] + pads[i + spatial];
+    const int64_t off = total_pad - extent;
+    if (in.value >= 0) {
+      auto v = known_out(in.value, off, s, ceil_mode);
+      if (!v) return std::nullopt;
+      out.push_back(DimInfo{*v, ""});
+    } else if (!anonymous_symbol(in.symbol)) {
+      out.push_back(symbolic_out(in.symbol, off, s, ceil_mode));
+    } else {
+      out.push_back(DimInfo{-1, ""});
+    }
+  }
+  return out;
+}
+
+}  // namespace loom::transform
