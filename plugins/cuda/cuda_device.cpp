@@ -37,6 +37,19 @@ bool fill_poison(int device, void* p, uint64_t bytes) {
   return cudaMemsetAsync(p, 0xFF, bytes, s) == cudaSuccess && cudaStreamSynchronize(s) == cudaSuccess;
 }
 
+}  // namespace
+
+size_t free_device_memory(int device) {
+  size_t free_bytes = 0, total = 0;
+  if (device < 0 || cudaSetDevice(device) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+    (void)cudaGetLastError();  // leave no error behind for the next call
+    return 0;
+  }
+  return free_bytes;
+}
+
+namespace {
+
 void* device_alloc(void* state, uint64_t bytes, uint64_t) {
   // cudaMalloc aligns to at least 256 bytes, more than any kernel asks.
   const int device = device_of(state);

@@ -20,6 +20,10 @@ constexpr char kMemoryName[] = "cuda";
 // The cudaStream_t behind a host stream (NULL stream: the legacy default).
 cudaStream_t native(LOOM_Stream* stream);
 
+// Free memory of CUDA device `device` now (cudaMemGetInfo), 0 when it
+// cannot be read.
+size_t free_device_memory(int device);
+
 // What a virtual device (option virtual_device) answers when asked to run.
 constexpr char kVirtualDeviceMessage[] =
     "cuda: this is a virtual device (provider option virtual_device): it can be partitioned against but not run";

@@ -27,6 +27,7 @@ class CudaEp : public sdk::Ep {
         table_(context_) {
     context_.device = device;
     context_.options = options;
+    context_.conv_workspace_bytes = conv_workspace_bytes(options, is_virtual ? 0 : free_device_memory(device));
     register_all_kernels(table_);
   }
   const sdk::KernelRegistry* kernels() const override { return &table_.registry(); }

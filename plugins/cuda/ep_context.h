@@ -58,6 +58,7 @@ struct LtChoice {
 struct EpContext {
   int device = 0;
   EpOptions options;
+  size_t conv_workspace_bytes = size_t{256} << 20;  // conv_workspace_bytes(options, free memory at creation)
   mutable ChoiceCache<ConvChoice> conv_choices;
   mutable ChoiceCache<LtChoice> lt_choices;
 };

@@ -1,5 +1,7 @@
 #include "ep_options.h"
 
+#include <algorithm>
+
 #include "common/option_values.h"
 
 namespace loom::cuda {
@@ -7,6 +9,8 @@ namespace {
 
 constexpr char kProvider[] = "cuda";
 constexpr int kMaxStagingMb = 65536;
+constexpr int64_t kMaxWorkspaceMb = 1 << 20;  // 1 TiB: beyond any device
+constexpr size_t kMiB = size_t{1} << 20;
 
 [[noreturn]] void bad_option(const std::string& key, const std::string& value, const char* expected) {
   plugin_options::bad_option(kProvider, key, value, expected);
@@ -53,16 +57,29 @@ EpOptions parse_ep_options(const sdk::Options& options) {
       else bad_option(key, value, "block or spin");
     } else if (key == "enable_cuda_graph") {
       parsed.cuda_graph = parse_bool(key, value);
+    } else if (key == "conv_workspace_mb") {
+      parsed.conv_workspace_mb = parse_index(key, value);
+      if (parsed.conv_workspace_mb > kMaxWorkspaceMb) bad_option(key, value, "at most 1048576 (1 TiB)");
+    } else if (key == "cudnn_conv_use_max_workspace") {
+      parsed.conv_workspace_mb = parse_bool(key, value) ? -1 : 32;
     } else if (key == "intra_op_threads") {
       // Host threads: the EP's work runs on the device.
     } else {
       throw sdk::Error("cuda: unknown option '" + key +
                            "' (known: virtual_device, device_id, use_tf32, cudnn_conv_algo_search, precision, "
-                           "pinned_staging_mb, host_wait, enable_cuda_graph)",
+                           "pinned_staging_mb, host_wait, enable_cuda_graph, conv_workspace_mb, "
+                           "cudnn_conv_use_max_workspace)",
                        LOOM_STATUS_INVALID_ARGUMENT);
     }
   }
   return parsed;
+}
+
+size_t conv_workspace_bytes(const EpOptions& options, size_t free_bytes) {
+  if (options.conv_workspace_mb >= 0) return static_cast<size_t>(options.conv_workspace_mb) * kMiB;
+  const size_t low = 256 * kMiB, high = 4096 * kMiB;
+  if (free_bytes == 0) return low;
+  return std::min(high, std::max(low, free_bytes / 4));
 }
 
 }  // namespace loom::cuda

@@ -47,7 +47,19 @@ struct EpOptions {
   // later runs with those shapes replay it (graph_capture.h; the host's
   // exec/run_recorder.h says when a plan qualifies).
   bool cuda_graph = false;
+  // `conv_workspace_mb` (default: automatic): the most workspace one
+  // convolution's algorithm may use. Automatic (ONNX Runtime's
+  // cudnn_conv_use_max_workspace=1, its default) is a quarter of the
+  // device's free memory when the EP is made, between 256 MiB and 4 GiB:
+  // cuDNN's tensor-core algorithms transform whole batches, and a 256 MiB
+  // cap left ResNet-50 at batch 128 and 512x512 on slow FMA algorithms.
+  // `cudnn_conv_use_max_workspace=0` is ONNX Runtime's 32 MiB.
+  int64_t conv_workspace_mb = -1;  // -1: automatic
 };
+
+// The convolution workspace cap in bytes for `options` on a device with
+// `free_bytes` of free memory (0: unknown, as on a virtual device).
+size_t conv_workspace_bytes(const EpOptions& options, size_t free_bytes);
 
 // Throws sdk::Error (INVALID_ARGUMENT) naming the option on a bad value or
 // an unknown key. `intra_op_threads` (every EP gets it) is accepted.

@@ -184,12 +184,12 @@ struct BackwardDataOps {
 // Leaves `math` set on the problem.
 template <class Ops>
 std::optional<ConvChoice> try_choice(cudnnHandle_t h, const Problem& p, typename Ops::Algo algo, cudnnMathType_t math,
-                                     size_t at_least) {
+                                     size_t at_least, size_t cap) {
   if (cudnnSetConvolutionMathType(p.conv.get(), math) != CUDNN_STATUS_SUCCESS) return std::nullopt;
   size_t bytes = 0;
   if (Ops::workspace(h, p, algo, &bytes) != CUDNN_STATUS_SUCCESS) return std::nullopt;
   bytes = std::max(bytes, at_least);
-  if (bytes > kConvWorkspaceCap) return std::nullopt;
+  if (bytes > cap) return std::nullopt;
   ConvChoice c;
   c.algorithm = static_cast<int>(algo);
   c.workspace_bytes = bytes;
@@ -201,12 +201,12 @@ std::optional<ConvChoice> try_choice(cudnnHandle_t h, const Problem& p, typename
 // where float32 must stay exact (FMA math asked for), keeps to FMA math.
 template <class Ops>
 std::optional<ConvChoice> pick(cudnnHandle_t h, const Problem& p, const std::vector<typename Ops::Perf>& perfs,
-                               int count, cudnnMathType_t wanted) {
+                               int count, cudnnMathType_t wanted, size_t cap) {
   for (int i = 0; i < count && i < static_cast<int>(perfs.size()); ++i) {
     const typename Ops::Perf& r = perfs[static_cast<size_t>(i)];
-    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > kConvWorkspaceCap) continue;
+    if (r.status != CUDNN_STATUS_SUCCESS || r.memory > cap) continue;
     if (wanted == CUDNN_FMA_MATH && r.mathType != CUDNN_FMA_MATH) continue;
-    if (auto c = try_choice<Ops>(h, p, r.algo, r.mathType, r.memory)) return c;
+    if (auto c = try_choice<Ops>(h, p, r.algo, r.mathType, r.memory, cap)) return c;
   }
   return std::nullopt;
 }
@@ -219,28 +219,28 @@ std::vector<typename Ops::Perf> perf_buffer(cudnnHandle_t h) {
 }
 
 template <class Ops>
-ConvChoice heuristic_choice(cudnnHandle_t h, const Problem& p, cudnnMathType_t wanted) {
+ConvChoice heuristic_choice(cudnnHandle_t h, const Problem& p, cudnnMathType_t wanted, size_t cap) {
   std::vector<typename Ops::Perf> perfs = perf_buffer<Ops>(h);
   int got = 0;
   check_dnn(Ops::heuristic(h, p, static_cast<int>(perfs.size()), &got, perfs.data()),
             "cudnnGetConvolution*Algorithm_v7");
-  if (auto c = pick<Ops>(h, p, perfs, got, wanted)) return *c;
+  if (auto c = pick<Ops>(h, p, perfs, got, wanted, cap)) return *c;
   // None suggested under the wanted math: the general algorithm under it.
-  if (auto c = try_choice<Ops>(h, p, Ops::kGeneral, wanted, 0)) return *c;
+  if (auto c = try_choice<Ops>(h, p, Ops::kGeneral, wanted, 0, cap)) return *c;
   throw sdk::Error("cuda conv: cuDNN offers no algorithm for this convolution", LOOM_STATUS_NOT_IMPLEMENTED);
 }
 
 // Measures the algorithms on the real tensors (`out` is written).
 template <class Ops>
 std::optional<ConvChoice> measured_choice(StreamResources& res, const Problem& p, const void* in, const void* w,
-                                          void* out, cudnnMathType_t wanted) {
+                                          void* out, cudnnMathType_t wanted, size_t cap) {
   cudnnHandle_t h = res.dnn();
   std::vector<typename Ops::Perf> perfs = perf_buffer<Ops>(h);
-  void* ws = res.own_scratch(kConvWorkspaceCap, kConvWorkspaceSlot);
+  void* ws = res.own_scratch(cap, kConvWorkspaceSlot);
   int got = 0;
-  check_dnn(Ops::find(h, p, in, w, out, static_cast<int>(perfs.size()), &got, perfs.data(), ws, kConvWorkspaceCap),
+  check_dnn(Ops::find(h, p, in, w, out, static_cast<int>(perfs.size()), &got, perfs.data(), ws, cap),
             "cudnnFindConvolution*AlgorithmEx");
-  return pick<Ops>(h, p, perfs, got, wanted);
+  return pick<Ops>(h, p, perfs, got, wanted, cap);
 }
 
 // y = act(conv(x, w) + z + bias) in one cuDNN call (ReLU or identity, as
@@ -279,8 +279,8 @@ bool run_with(StreamResources& res, const EpContext& ep, const CudnnConvShape& s
   const std::string key = conv_choice_key(Ops::kName, s, static_cast<int>(wanted), exhaustive);
   std::optional<ConvChoice> choice = ep.conv_choices.find(key);
   if (!choice) {
-    if (exhaustive) choice = measured_choice<Ops>(res, p, in, w, out, wanted);
-    if (!choice) choice = heuristic_choice<Ops>(h, p, wanted);
+    if (exhaustive) choice = measured_choice<Ops>(res, p, in, w, out, wanted, ep.conv_workspace_bytes);
+    if (!choice) choice = heuristic_choice<Ops>(h, p, wanted, ep.conv_workspace_bytes);
     ep.conv_choices.put(key, *choice);
   }
   check_dnn(cudnnSetConvolutionMathType(p.conv.get(), static_cast<cudnnMathType_t>(choice->math_type)),

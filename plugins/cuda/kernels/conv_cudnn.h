@@ -11,9 +11,9 @@
 //
 // Algorithm: heuristic (cudnnGet*Algorithm_v7: the first successful result
 // whose math type is the one asked for, where that matters for exactness,
-// and whose workspace fits kConvWorkspaceCap) or, with
+// and whose workspace fits EpContext::conv_workspace_bytes) or, with
 // cudnn_conv_algo_search=EXHAUSTIVE, measured (cudnnFind*AlgorithmEx, on
-// the real tensors, with a kConvWorkspaceCap workspace from stream
+// the real tensors, with a workspace of that cap from stream
 // scratch; the search times the algorithms, so it waits for the stream,
 // once per problem). The workspace comes from stream scratch slot kConvWorkspaceSlot.
 #pragma once
@@ -26,7 +26,6 @@
 
 namespace loom::cuda {
 
-constexpr size_t kConvWorkspaceCap = size_t{256} << 20;
 constexpr int kConvWorkspaceSlot = 0;
 
 enum class ConvDirection { kForward, kBackwardData };

@@ -6,6 +6,8 @@
 // device. No GPU needed.
 #include <gtest/gtest.h>
 
+#include "ep_options.h"
+
 #include <algorithm>
 
 #include "ep/cuda/cuda_compare.h"
@@ -150,6 +152,37 @@ TEST(CudaVirtualDevice, HostWaitIsAnOption) {
   ASSERT_TRUE(bad);
   EXPECT_NE(no_device_reason(*bad).find("host_wait must be block or spin"), std::string::npos)
       << no_device_reason(*bad);
+}
+
+TEST(CudaVirtualDevice, ConvWorkspaceIsAnOption) {
+  for (const std::string good : {"0", "64", "8192"}) {
+    auto env = virtual_env({{"conv_workspace_mb", good}});
+    ASSERT_TRUE(env);
+    EXPECT_EQ(no_device_reason(*env), "") << good;
+  }
+  auto ort = virtual_env({{"cudnn_conv_use_max_workspace", "0"}});
+  ASSERT_TRUE(ort);
+  EXPECT_EQ(no_device_reason(*ort), "");
+  auto bad = virtual_env({{"conv_workspace_mb", "-5"}});
+  ASSERT_TRUE(bad);
+  EXPECT_NE(no_device_reason(*bad).find("conv_workspace_mb"), std::string::npos) << no_device_reason(*bad);
+}
+
+// The cap: explicit megabytes, ONNX Runtime's 32 MiB without max workspace,
+// else a quarter of the free memory between 256 MiB and 4 GiB.
+TEST(CudaVirtualDevice, ConvWorkspaceCap) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  cuda::EpOptions o;
+  EXPECT_EQ(cuda::conv_workspace_bytes(o, 0), 256 * kMiB) << "free memory unknown";
+  EXPECT_EQ(cuda::conv_workspace_bytes(o, 512 * kMiB), 256 * kMiB) << "at least 256 MiB";
+  EXPECT_EQ(cuda::conv_workspace_bytes(o, 8192 * kMiB), 2048 * kMiB) << "a quarter of the free memory";
+  EXPECT_EQ(cuda::conv_workspace_bytes(o, size_t{140} << 30), 4096 * kMiB) << "at most 4 GiB";
+  o = cuda::parse_ep_options({{"conv_workspace_mb", "100"}});
+  EXPECT_EQ(cuda::conv_workspace_bytes(o, size_t{140} << 30), 100 * kMiB);
+  o = cuda::parse_ep_options({{"cudnn_conv_use_max_workspace", "false"}});
+  EXPECT_EQ(cuda::conv_workspace_bytes(o, size_t{140} << 30), 32 * kMiB);
+  o = cuda::parse_ep_options({{"cudnn_conv_use_max_workspace", "true"}});
+  EXPECT_EQ(cuda::conv_workspace_bytes(o, size_t{140} << 30), 4096 * kMiB);
 }
 
 TEST(CudaVirtualDevice, BadOptionValueIsNamed) {
