@@ -63,6 +63,8 @@ CONFIG_KEYS = {"fp32": {}, "tf32": {}, "fp16": {"precision": "fp16"}}
 # Relative L2 of Loom's outputs against torch's float32 outputs (at least twice torch's own distance
 # from them at the row's precision: see outputs_match).
 TOLERANCE = {"fp32": 1e-3, "tf32": 2e-2, "fp16": 3e-2}
+# How long each `loom bench` waits idle after its runs to measure the CPU the process burns meanwhile.
+IDLE_MS = 300
 # Op types of a profiled run kept in the report, and their keys.
 PROFILE_TOP_OPS = 10
 PROFILE_OP_KEYS = ("op_type", "ep", "calls", "total_ms", "kernel_ms", "device_ms")
@@ -222,15 +224,17 @@ class Bench:
         io = ["--device-io", self.device_io] if self.device_io else []
         r["loom_io"] = "device" if self.device_io else "host"
         rc, text = self.run([self.loom, "bench", "--model", graph, "--config", cfg, "--runs", str(runs), "--warmup",
-                             "3", "--json"] + io + args)
+                             "3", "--json", "--idle-ms", str(IDLE_MS)] + io + args)
         try:
             j = json.loads(text[text.index("{"):])
             if j.get("device_io") != self.device_io:
                 raise ValueError(f"loom bench reports device_io {j.get('device_io')!r}, expected {self.device_io!r}")
             r["loom_ms"] = j["median_ms"]
             r["loom_create_ms"] = j.get("create_ms")
-            # Host CPU per run (all threads) against the run's wall time: the
-            # target is under 5 % of one core for a GPU-only model.
+            # The process's CPU use while the session sits idle after the runs
+            # (the target: under 5 % of one core, no thread spinning).
+            r["loom_idle_cpu_pct_of_one_core"] = j.get("idle_cpu_pct_of_one_core")
+            # Host CPU per run (all threads) against the run's wall time.
             if j.get("cpu_ms") is not None and j["median_ms"] > 0:
                 r["loom_cpu_ms_per_run"] = j["cpu_ms"]
                 r["loom_cpu_pct_of_one_core"] = 100.0 * j["cpu_ms"] / j["mean_ms" if "mean_ms" in j else "median_ms"]
@@ -358,12 +362,13 @@ def main():
     save()
     print(f"\ncard: {report.get('card', a.device)}  torch {report['torch']}")
     print(f"{'model':<12}{'batch':>6}{'size':>6} {'prec':<5}{'loom ms':>10}{'graph ms':>10}{'torch ms':>10}"
-          f"{'speedup':>9}{'vs fp32':>10}  match")
+          f"{'speedup':>9}{'vs fp32':>10}{'idle cpu%':>10}  match")
     for r in report["rows"]:
         print(f"{r['model']:<12}{r['batch']:>6}{r['size']:>6} {r['precision']:<5}{r.get('loom_ms', float('nan')):>10.3f}"
               f"{r.get('loom_cuda_graph_ms', float('nan')):>10.3f}"
               f"{r.get('torch_eager_ms', float('nan')):>10.3f}{r.get('speedup_vs_torch_eager', float('nan')):>9.2f}"
-              f"{r.get('loom_vs_fp32_rel_l2', float('nan')):>10.2e}  "
+              f"{r.get('loom_vs_fp32_rel_l2', float('nan')):>10.2e}"
+              f"{(r.get('loom_idle_cpu_pct_of_one_core') if r.get('loom_idle_cpu_pct_of_one_core') is not None else float('nan')):>10.2f}  "
               f"{r.get('outputs_match', r.get('error', '')[:60])}")
     if "resnet50_bs128_device_busy_pct" in report:
         print(f"resnet50 bs128 device busy: {report['resnet50_bs128_device_busy_pct']}%")

@@ -16,8 +16,9 @@
   cli_check.py bench-json --loom L --model M [--device-io MEMORY] [-- EXTRA...]
       Runs `loom bench --model M --runs 3 --warmup 1 --json [--device-io
       MEMORY] EXTRA...` and checks that stdout is one JSON object with the
-      timing keys, non-negative numbers, runs 3, warmup 1, three latencies
-      and "device_io": MEMORY (null without the flag).
+      timing keys, non-negative numbers, runs 3, warmup 1, three latencies,
+      "device_io": MEMORY (null without the flag) and
+      "idle_cpu_pct_of_one_core" (a number with --idle-ms in EXTRA, else null).
   cli_check.py optimize --loom L --workdir W
       Builds a model whose Reshape target comes from a Shape -> Gather ->
       Unsqueeze -> Concat chain, runs `loom optimize --check` on it and checks
@@ -186,6 +187,12 @@ def cmd_bench_json(args):
         fail(f"expected runs 3 and warmup 1:\n{show(p)}")
     if report.get("model") != args.model or not isinstance(report.get("providers"), list) or "threads" not in report:
         fail(f"expected model, providers (a list) and threads:\n{show(p)}")
+    idle = report.get("idle_cpu_pct_of_one_core", "<missing>")
+    if "--idle-ms" in extra:
+        if not isinstance(idle, (int, float)) or isinstance(idle, bool) or idle < 0:
+            fail(f"--idle-ms: expected idle_cpu_pct_of_one_core, a non-negative number, got {idle!r}:\n{show(p)}")
+    elif idle is not None:
+        fail(f"expected \"idle_cpu_pct_of_one_core\": null without --idle-ms, got {idle!r}:\n{show(p)}")
     if "device_io" not in report or report["device_io"] != args.device_io:
         fail(f"expected \"device_io\": {args.device_io!r}, got {report.get('device_io', '<missing>')!r}:\n{show(p)}")
     latencies = report.get("latencies_ms")

@@ -20,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "commands.h"
 #include "loom/io_binding.h"
@@ -42,6 +43,7 @@ struct BenchRequest {
   int runs = kDefaultRuns;
   bool json = false;
   std::string device_io;  // memory kind for --device-io; empty: host IO (run_values)
+  int idle_ms = 0;        // --idle-ms: CPU use measured over this long with the session idle
 };
 
 // Syntax checks only: anything wrong here is a usage error (exit 2).
@@ -55,6 +57,7 @@ Expected<BenchRequest> parse_request(const ParsedArgs& args) {
   LOOM_ASSIGN_OR_RETURN(r.threads, parse_count(args, "threads", 0, 0));
   LOOM_ASSIGN_OR_RETURN(r.warmup, parse_count(args, "warmup", kDefaultWarmup, 0));
   LOOM_ASSIGN_OR_RETURN(r.runs, parse_count(args, "runs", kDefaultRuns, 1));
+  LOOM_ASSIGN_OR_RETURN(r.idle_ms, parse_count(args, "idle-ms", 0, 0, 60000));
   r.json = args.has("json");
   if (auto memory = args.value("device-io")) {
     if (memory->empty()) return invalid_argument("--device-io: expected a memory kind (cpu, or an EP's, e.g. cuda)");
@@ -111,6 +114,9 @@ struct BenchResult {
   std::vector<double> latencies_ms;  // timed runs, in run order
   LatencyStats latency;
   double cpu_ms = 0;  // process CPU time per timed run
+  // --idle-ms: process CPU time over that wait after the runs, as a share of
+  // one core (threads that spin or poll between runs show here); -1 unmeasured.
+  double idle_cpu_pct = -1;
   double peak_rss_mb = 0;
   std::vector<std::string> providers;             // asked for, or every available one
   std::vector<std::pair<std::string, int>> nodes;  // provider -> nodes it runs
@@ -154,6 +160,7 @@ void print_json(const BenchRequest& r, const BenchResult& b) {
             << ", \"mean_ms\": " << fixed(b.latency.mean) << ", \"cpu_ms\": " << fixed(b.cpu_ms)
             << ", \"peak_rss_mb\": " << fixed(b.peak_rss_mb, 1)
             << ", \"device_io\": " << (r.device_io.empty() ? "null" : json_string(r.device_io))
+            << ", \"idle_cpu_pct_of_one_core\": " << (b.idle_cpu_pct < 0 ? "null" : fixed(b.idle_cpu_pct, 2))
             << ", \"latencies_ms\": [" << latencies << "]}\n";
 }
 
@@ -179,6 +186,8 @@ void print_table(const BenchRequest& r, const BenchResult& b) {
   row("mean", fixed(b.latency.mean) + " ms");
   row("cpu per run", fixed(b.cpu_ms) + " ms (process CPU time, all threads)");
   row("peak rss", fixed(b.peak_rss_mb, 1) + " MB");
+  if (b.idle_cpu_pct >= 0)
+    row("idle cpu", fixed(b.idle_cpu_pct, 2) + " % of one core over " + std::to_string(r.idle_ms) + " ms after the runs");
 }
 
 // --device-io: every input copied once into a buffer of memory kind
@@ -266,6 +275,11 @@ int bench_main(const ParsedArgs& args) {
     if (Status st = run_once(&b.latencies_ms[i]); !st) return report_failure(kName, "timed run: " + st.message());
   }
   b.cpu_ms = (process_cpu_ms() - cpu_start) / r.runs;
+  if (r.idle_ms > 0) {
+    const double idle_start = process_cpu_ms();
+    std::this_thread::sleep_for(std::chrono::milliseconds(r.idle_ms));
+    b.idle_cpu_pct = 100.0 * (process_cpu_ms() - idle_start) / r.idle_ms;
+  }
   if (r.warmup == 0) b.first_run_ms = b.latencies_ms.front();
   b.latency = summarize(b.latencies_ms);
   b.peak_rss_mb = peak_rss_mb();
@@ -306,6 +320,9 @@ Command bench_command() {
               {"threads", "N", "intra-op threads for every provider (sets threads.intra_op; default: the "
                                "config's, else the providers' own default)"},
               {"runs", "R", "timed runs (default " + std::to_string(kDefaultRuns) + ")"},
+              {"idle-ms", "MS", "after the runs, wait MS milliseconds with the session idle and report the process's "
+                                "CPU use over that wait as a share of one core (threads that spin between runs "
+                                "show there; default 0: not measured)"},
               {"warmup", "W", "untimed runs before the timed ones (default " + std::to_string(kDefaultWarmup) + ")"},
               {"dim", "SYMBOL=VALUE", "size of a symbolic input dimension for random inputs (default 1; "
                                       "repeatable)", true},
@@ -314,9 +331,8 @@ Command bench_command() {
                                       "an EP's, e.g. cuda) and leave outputs there: runs bind them in place "
                                       "(IoBinding) instead of copying inputs and outputs every run; tensors only"},
               {"json", "", "print one JSON object (create_ms, first_run_ms, median_ms, p90_ms, min_ms, mean_ms, "
-                           "cpu_ms, peak_rss_mb, latencies_ms, runs, warmup, threads, device_io, providers, model) "
-                           "instead of a "
-                           "table"},
+                           "cpu_ms, peak_rss_mb, latencies_ms, runs, warmup, threads, device_io, "
+                           "idle_cpu_pct_of_one_core, providers, model) instead of a table"},
           }},
       bench_main};
 }
