@@ -65,6 +65,8 @@ CONFIG_KEYS = {"fp32": {}, "tf32": {}, "fp16": {"precision": "fp16"}}
 TOLERANCE = {"fp32": 1e-3, "tf32": 2e-2, "fp16": 3e-2}
 # How long each `loom bench` waits idle after its runs to measure the CPU the process burns meanwhile.
 IDLE_MS = 300
+# Runs of each profiled measurement (and of the same runs without profiling, for its overhead).
+PROFILE_RUNS = 10
 # Op types of a profiled run kept in the report, and their keys.
 PROFILE_TOP_OPS = 10
 PROFILE_OP_KEYS = ("op_type", "ep", "calls", "total_ms", "kernel_ms", "device_ms")
@@ -97,6 +99,7 @@ class Bench:
         self.models = load_models_module(a.bundle)
         self.device = torch.device(a.device)
         self.extra_options = dict(kv.split("=", 1) for kv in a.cuda_option)
+        self.last_overhead = {}  # device_busy(): median run with and without --profile
         # `loom bench` on device buffers (--device-io cuda) when Loom runs on the GPU: torch's
         # timings have their inputs on the GPU already. CPU runs keep host IO.
         self.device_io = "cuda" if a.providers.split(",")[0] == "cuda" and self.device.type == "cuda" else None
@@ -275,8 +278,18 @@ class Bench:
         trace = os.path.join(self.work, f"profile_{name}_{batch}_{size}_{precision}.json")
         if os.path.exists(trace):
             os.remove(trace)  # a failed run must not leave an older trace to summarize
-        self.run([self.loom, "bench", "--model", graph, "--config", self.config(precision), "--runs", "5", "--warmup",
-                  "2", "--profile", trace] + args)
+        # The same runs with and without profiling: what profiling adds to a run on the GPU.
+        timed = {}
+        for label, extra in (("plain", []), ("profiled", ["--profile", trace])):
+            rc, text = self.run([self.loom, "bench", "--model", graph, "--config", self.config(precision), "--runs",
+                                 str(PROFILE_RUNS), "--warmup", "2", "--json"] + extra + args)
+            try:
+                timed[label] = json.loads(text[text.index("{"):])["median_ms"]
+            except Exception:
+                timed[label] = None
+        self.last_overhead = {"plain_ms": timed["plain"], "profiled_ms": timed["profiled"], "runs": PROFILE_RUNS}
+        if timed["plain"] and timed["profiled"]:
+            self.last_overhead["overhead_pct"] = 100.0 * (timed["profiled"] / timed["plain"] - 1.0)
         rc, text = self.run([self.loom, "profile", "summarize", trace, "--json", "--top", str(PROFILE_TOP_OPS)])
         try:
             summary = json.loads(text[text.index("{"):])
@@ -349,6 +362,7 @@ def main():
             report["resnet50_bs128_device_busy_pct"] = busy
             report["resnet50_bs128_profile"] = detail
             report["resnet50_bs128_ops"] = ops
+            report["resnet50_bs128_profile_overhead"] = b.last_overhead
             save()
         if (m, batch, size) == ("bert_base", 32, 128) and b.device.type == "cuda":
             busy, detail, ops = b.device_busy("bert_base", graphs["bert_base"], 32, 128)
@@ -356,6 +370,7 @@ def main():
             report["bert_base_bs32_fp16_device_busy_pct"] = busy
             report["bert_base_bs32_fp16_profile"] = detail
             report["bert_base_bs32_fp16_ops"] = ops
+            report["bert_base_bs32_fp16_profile_overhead"] = b.last_overhead
             save()
     if skipped:
         report["skipped_past_deadline"] = skipped
@@ -371,7 +386,8 @@ def main():
               f"{(r.get('loom_idle_cpu_pct_of_one_core') if r.get('loom_idle_cpu_pct_of_one_core') is not None else float('nan')):>10.2f}  "
               f"{r.get('outputs_match', r.get('error', '')[:60])}")
     if "resnet50_bs128_device_busy_pct" in report:
-        print(f"resnet50 bs128 device busy: {report['resnet50_bs128_device_busy_pct']}%")
+        print(f"resnet50 bs128 device busy: {report['resnet50_bs128_device_busy_pct']}%; profiling overhead "
+              f"{report.get('resnet50_bs128_profile_overhead', {}).get('overhead_pct')}%")
     if "bert_base_bs32_fp16_device_busy_pct" in report:
         print(f"bert_base bs32 fp16 device busy: {report['bert_base_bs32_fp16_device_busy_pct']}%")
     return 0

@@ -19,9 +19,11 @@
 #   models/bench/  the GPU benchmark's ResNet-50, MobileNetV2 and BERT-base
 #             graphs (weights stripped: the benchmark writes its torch modules'
 #             weights into them there)
-#   expectations/, tools/, gpu_check.sh, gpu_benchmark.sh, MANIFEST.json
-# Then, on the GPU machine: gpu_bundle/gpu_check.sh OUTDIR (correctness) and
-# gpu_bundle/gpu_benchmark.sh OUTDIR (speed against PyTorch on that GPU).
+#   expectations/, tools/, gpu_check.sh, gpu_benchmark.sh, gpu_session.sh, MANIFEST.json
+# Then, on the GPU machine: gpu_bundle/gpu_check.sh OUTDIR (correctness),
+# gpu_bundle/gpu_benchmark.sh OUTDIR (speed against PyTorch on that GPU), or
+# both and the workspace / algorithm-search comparisons in one command:
+# gpu_bundle/gpu_session.sh OUTDIR.
 #
 #   scripts/gpu_bundle.sh [OUT_DIR]
 # Environment: LOOM_BUILD_DIR (default build; built with tests),
@@ -114,7 +116,7 @@ for e in "$root"/tests/conformance/expectations/node.cuda*.txt; do [ -e "$e" ] &
 
 cp "$root"/scripts/gpu/tools/*.py "$root/bench/gpu_benchmark.py" "$root/bench/gpu/models.py" \
    "$root/tests/models/export_torch_models.py" "$out/tools/"
-cp "$root/scripts/gpu/gpu_check.sh" "$root/scripts/gpu/gpu_benchmark.sh" "$out/"
+cp "$root/scripts/gpu/gpu_check.sh" "$root/scripts/gpu/gpu_benchmark.sh" "$root/scripts/gpu/gpu_session.sh" "$out/"
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$root" status --porcelain 2>/dev/null | grep -c . || true)
 cat > "$out/MANIFEST.json" <<JSON
