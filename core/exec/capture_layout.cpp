@@ -1,6 +1,7 @@
 #include "exec/capture_layout.h"
 
 #include <algorithm>
+#include <string>
 
 namespace loom::exec {
 namespace {
@@ -27,36 +28,43 @@ std::string launch_problem(const ExecutionPlan& plan, const Step& s, size_t stre
   return "";
 }
 
+// A layout that says why the plan cannot be recorded.
+CaptureLayout refused(std::string why) {
+  CaptureLayout out;
+  out.why_not = std::move(why);
+  return out;
+}
+
 }  // namespace
 
 CaptureLayout capture_layout(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps) {
   CaptureLayout out;
   if (plan.streams.size() != 2)
-    return {"the plan needs exactly one asynchronous provider's stream, it has " +
-                std::to_string(plan.streams.size() - 1)};
+    return refused("the plan needs exactly one asynchronous provider's stream, it has " +
+                std::to_string(plan.streams.size() - 1));
   out.stream = 1;
   const int ep = plan.streams[1].ep;
   if (ep < 0 || static_cast<size_t>(ep) >= eps.size() || !eps[static_cast<size_t>(ep)]->captures_runs())
-    return {"provider '" + plan.streams[1].name + "' does not record runs"};
+    return refused("provider '" + plan.streams[1].name + "' does not record runs");
   out.ep = static_cast<size_t>(ep);
   std::vector<size_t> input_copies, output_copies;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
     if (is_launch(s)) {
-      if (std::string why = launch_problem(plan, s, out.stream); !why.empty()) return {why};
+      if (std::string why = launch_problem(plan, s, out.stream); !why.empty()) return refused(why);
       out.region.push_back(i);
     } else if (s.kind == StepKind::kCopy) {
       const SlotKind from = plan.slots[s.inputs.at(0)].kind, to = plan.slots[s.outputs.at(0)].kind;
       if (s.constant_copy || from == SlotKind::kGraphInput) input_copies.push_back(i);
       else if (to == SlotKind::kGraphOutput) output_copies.push_back(i);
-      else return {s.label + " copies a value the run computes between memories"};
+      else return refused(s.label + " copies a value the run computes between memories");
     } else if (out.region.empty()) {
       out.prefix.push_back(i);  // event steps before any launch
     } else {
       out.suffix.push_back(i);
     }
   }
-  if (out.region.empty()) return {"no step runs on provider '" + plan.streams[1].name + "'"};
+  if (out.region.empty()) return refused("no step runs on provider '" + plan.streams[1].name + "'");
   // An input copy moves before every launch: none before it may use its memory.
   for (size_t c : input_copies) {
     const Slot& dst = plan.slots[plan.steps[c].outputs.at(0)];
@@ -66,7 +74,7 @@ CaptureLayout capture_layout(const ExecutionPlan& plan, const std::vector<plugin
       for (const std::vector<SlotId>* slots : {&s.inputs, &s.outputs})
         for (SlotId t : *slots)
           if (t != kNoSlot && overlaps(plan.slots[t], dst))
-            return {plan.steps[c].label + " shares memory with '" + plan.slots[t].name + "', used before it"};
+            return refused(plan.steps[c].label + " shares memory with '" + plan.slots[t].name + "', used before it");
     }
   }
   // An output copy moves after every launch: none after it may overwrite its source.
@@ -76,7 +84,7 @@ CaptureLayout capture_layout(const ExecutionPlan& plan, const std::vector<plugin
       if (r < c) continue;
       for (SlotId t : plan.steps[r].outputs)
         if (t != kNoSlot && overlaps(plan.slots[t], src))
-          return {plan.steps[c].label + " reads memory that '" + plan.slots[t].name + "' takes over after it"};
+          return refused(plan.steps[c].label + " reads memory that '" + plan.slots[t].name + "' takes over after it");
     }
   }
   out.prefix.insert(out.prefix.end(), input_copies.begin(), input_copies.end());
