@@ -65,6 +65,8 @@ CONFIG_KEYS = {"fp32": {}, "tf32": {}, "fp16": {"precision": "fp16"}}
 TOLERANCE = {"fp32": 1e-3, "tf32": 2e-2, "fp16": 3e-2}
 # How long each `loom bench` waits idle after its runs to measure the CPU the process burns meanwhile.
 IDLE_MS = 300
+# Rows profiled (fp16, host IO) after their timing, and the report keys' prefix.
+PROFILED_ROWS = {("resnet50", 128, 224): "resnet50_bs128", ("bert_base", 32, 128): "bert_base_bs32_fp16"}
 # Runs of each profiled measurement (and of the same runs without profiling, for its overhead).
 PROFILE_RUNS = 10
 # Op types of a profiled run kept in the report, and their keys.
@@ -356,21 +358,14 @@ def main():
             report["rows"].append(r)
             print(json.dumps(r), flush=True)
             save()
-        if (m, batch, size) == ("resnet50", 128, 224) and b.device.type == "cuda":
-            busy, detail, ops = b.device_busy("resnet50", graphs["resnet50"], 128, 224)
+        key = PROFILED_ROWS.get((m, batch, size))
+        if key and b.device.type == "cuda":
+            busy, detail, ops = b.device_busy(m, graphs[m], batch, size)
             report["profile_io"] = "host"
-            report["resnet50_bs128_device_busy_pct"] = busy
-            report["resnet50_bs128_profile"] = detail
-            report["resnet50_bs128_ops"] = ops
-            report["resnet50_bs128_profile_overhead"] = b.last_overhead
-            save()
-        if (m, batch, size) == ("bert_base", 32, 128) and b.device.type == "cuda":
-            busy, detail, ops = b.device_busy("bert_base", graphs["bert_base"], 32, 128)
-            report["profile_io"] = "host"
-            report["bert_base_bs32_fp16_device_busy_pct"] = busy
-            report["bert_base_bs32_fp16_profile"] = detail
-            report["bert_base_bs32_fp16_ops"] = ops
-            report["bert_base_bs32_fp16_profile_overhead"] = b.last_overhead
+            report[key + "_device_busy_pct"] = busy
+            report[key + "_profile"] = detail
+            report[key + "_ops"] = ops
+            report[key + "_profile_overhead"] = b.last_overhead
             save()
     if skipped:
         report["skipped_past_deadline"] = skipped

@@ -125,20 +125,8 @@ class ConvActivationFusion : public Pass {
       ir::Node n = fused_node(graph, "FusedConv", kMicrosoftDomain, inputs, {r.match.output},
                               patch.fresh_name(r.conv.name.empty() ? "FusedConv" : r.conv.name));
       n.attributes = r.conv.attributes;
-      if (!r.match.activation.empty()) {
-        ir::Attribute act;
-        act.name = "activation";
-        act.type = ir::AttrType::kString;
-        act.s = r.match.activation;
-        n.attributes.push_back(std::move(act));
-      }
-      if (!r.match.params.empty()) {
-        ir::Attribute params;
-        params.name = "activation_params";
-        params.type = ir::AttrType::kFloats;
-        params.floats = r.match.params;
-        n.attributes.push_back(std::move(params));
-      }
+      if (!r.match.activation.empty()) set_string_attr(n, "activation", r.match.activation);
+      if (!r.match.params.empty()) set_floats_attr(n, "activation_params", r.match.params);
       replace_with_fused(patch, graph, ctx, changed, r.match.nodes, std::move(n));
     }
     return Status::ok();

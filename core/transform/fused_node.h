@@ -33,6 +33,22 @@ inline void set_float_attr(ir::Node& n, const std::string& name, float v) {
   n.attributes.push_back(std::move(a));
 }
 
+inline void set_string_attr(ir::Node& n, const std::string& name, std::string v) {
+  ir::Attribute a;
+  a.name = name;
+  a.type = ir::AttrType::kString;
+  a.s = std::move(v);
+  n.attributes.push_back(std::move(a));
+}
+
+inline void set_floats_attr(ir::Node& n, const std::string& name, std::vector<float> v) {
+  ir::Attribute a;
+  a.name = name;
+  a.type = ir::AttrType::kFloats;
+  a.floats = std::move(v);
+  n.attributes.push_back(std::move(a));
+}
+
 inline void set_int_attr(ir::Node& n, const std::string& name, int64_t v) {
   ir::Attribute a;
   a.name = name;

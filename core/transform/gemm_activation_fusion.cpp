@@ -52,11 +52,7 @@ class GemmActivationFusion : public Pass {
       ir::Node n = fused_node(graph, "FusedGemm", kMicrosoftDomain, g.gemm.inputs, g.act.outputs,
                               patch.fresh_name(g.gemm.name.empty() ? "FusedGemm" : g.gemm.name));
       n.attributes = g.gemm.attributes;
-      ir::Attribute kind;
-      kind.name = "activation";
-      kind.type = ir::AttrType::kString;
-      kind.s = g.act.op_type;
-      n.attributes.push_back(std::move(kind));
+      set_string_attr(n, "activation", g.act.op_type);
       for (ir::Attribute a : g.act.attributes) {
         a.name = "activation_" + a.name;
         n.attributes.push_back(std::move(a));

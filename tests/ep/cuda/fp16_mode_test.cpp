@@ -14,15 +14,19 @@ namespace {
 
 using namespace cuda_testing;
 
+// cuda alone (fallback denied) at `level`, with `fill` setting the rest.
+std::shared_ptr<Environment> cuda_only(OptimizationLevel level, const std::function<void(Config&)>& fill) {
+  Config c;
+  c.providers = {"cuda"};
+  c.fallback = FallbackPolicy::kDeny;
+  c.optimization_level = level;
+  fill(c);
+  return testing::make_env(c);
+}
+
 std::shared_ptr<Environment> fp16_env() {
-  static auto env = [] {
-    Config c;
-    c.providers = {"cuda"};
-    c.fallback = FallbackPolicy::kDeny;
-    c.optimization_level = OptimizationLevel::kDisabled;
-    c.provider_options["cuda"] = {{"precision", "fp16"}};
-    return testing::make_env(c);
-  }();
+  static auto env = cuda_only(OptimizationLevel::kDisabled,
+                              [](Config& c) { c.provider_options["cuda"] = {{"precision", "fp16"}}; });
   return env;
 }
 
@@ -100,14 +104,7 @@ TEST(CudaFp16Mode, ConvolutionsAndProducts) {
 // and a MatMul + LayerNormalization + Softmax chain, against the float32
 // reference EP.
 std::shared_ptr<Environment> graph_fp16_env() {
-  static auto env = [] {
-    Config c;
-    c.providers = {"cuda"};
-    c.fallback = FallbackPolicy::kDeny;
-    c.optimization_level = OptimizationLevel::kExtended;
-    c.precision = Precision::kFloat16;
-    return testing::make_env(c);
-  }();
+  static auto env = cuda_only(OptimizationLevel::kExtended, [](Config& c) { c.precision = Precision::kFloat16; });
   return env;
 }
 
