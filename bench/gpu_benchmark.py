@@ -66,7 +66,9 @@ TOLERANCE = {"fp32": 1e-3, "tf32": 2e-2, "fp16": 3e-2}
 # How long each `loom bench` waits idle after its runs to measure the CPU the process burns meanwhile.
 IDLE_MS = 300
 # Rows profiled (fp16, host IO) after their timing, and the report keys' prefix.
-PROFILED_ROWS = {("resnet50", 128, 224): "resnet50_bs128", ("bert_base", 32, 128): "bert_base_bs32_fp16"}
+# At batch 1 the host's launch cost per node shows (ops' total_ms against their kernel_ms).
+PROFILED_ROWS = {("resnet50", 128, 224): "resnet50_bs128", ("bert_base", 32, 128): "bert_base_bs32_fp16",
+                 ("resnet50", 1, 224): "resnet50_bs1_fp16"}
 # Runs of each profiled measurement (and of the same runs without profiling, for its overhead).
 PROFILE_RUNS = 10
 # Op types of a profiled run kept in the report, and their keys.
