@@ -81,12 +81,7 @@ bool FusionGate::runs_uncached(size_t ep, const ir::Graph& graph, const ir::Node
   return assignment && assignment->group_of.count(node.id) > 0;
 }
 
-bool FusionGate::accept(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced, const ir::Node& fused,
-                        const std::map<std::string, ir::ValueType>& staged,
-                        const std::map<std::string, Tensor>& staged_initializers) {
-  if (!placed_) place_current(graph);
-  if (ep_of_node_.empty()) return true;
-  // The best (highest-priority) EP among the replaced nodes' placements.
+std::optional<size_t> FusionGate::placement_of(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced) const {
   std::optional<size_t> best;
   for (ir::NodeId id : replaced) {
     std::optional<size_t> ep;
@@ -98,6 +93,30 @@ bool FusionGate::accept(const ir::Graph& graph, const std::vector<ir::NodeId>& r
     }
     if (ep && (!best || *ep < *best)) best = ep;
   }
+  return best;
+}
+
+bool FusionGate::moves_up(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced, const ir::Node& candidate,
+                          const std::map<std::string, ir::ValueType>& staged,
+                          const std::map<std::string, Tensor>& staged_initializers) {
+  if (!placed_) place_current(graph);
+  const std::optional<size_t> now = placement_of(graph, replaced);
+  if (!now) return false;
+  // eps[0, priority_count) are in priority order; the fallback, if it is
+  // not among them, ranks after every one.
+  const size_t rank = *now < in_.priority_count ? *now : in_.priority_count;
+  if (rank == 0) return false;  // already on the first provider: its own types stand
+  for (size_t ep = 0; ep < rank; ++ep)
+    if (runs(ep, graph, candidate, staged, staged_initializers)) return true;
+  return runs(*now, graph, candidate, staged, staged_initializers);
+}
+
+bool FusionGate::accept(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced, const ir::Node& fused,
+                        const std::map<std::string, ir::ValueType>& staged,
+                        const std::map<std::string, Tensor>& staged_initializers) {
+  if (!placed_) place_current(graph);
+  if (ep_of_node_.empty()) return true;
+  const std::optional<size_t> best = placement_of(graph, replaced);
   if (!best) return true;
   if (!runs(*best, graph, fused, staged, staged_initializers)) {
     log::logger()->debug("{}: fusion into {} declined: provider '{}' would not run it", in_.model_name,

@@ -26,9 +26,20 @@ class FusionGate {
   bool accept(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced, const ir::Node& fused,
               const std::map<std::string, ir::ValueType>& staged,
               const std::map<std::string, Tensor>& staged_initializers = {});
+  // Whether `candidate` (a float16 node's float32 version:
+  // transform::compute_float16_in_float32) should replace the `replaced`
+  // nodes: they would not run on the first-priority provider, and a provider
+  // of higher priority, or their own, runs the candidate (in float32 the
+  // fusions that put work on the faster provider apply again). False when
+  // nothing is placed.
+  bool moves_up(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced, const ir::Node& candidate,
+                const std::map<std::string, ir::ValueType>& staged,
+                const std::map<std::string, Tensor>& staged_initializers = {});
 
  private:
   void place_current(const ir::Graph& graph);
+  // The highest-priority placement among `replaced` (fused nodes included).
+  std::optional<size_t> placement_of(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced) const;
   bool runs(size_t ep, const ir::Graph& graph, const ir::Node& fused, const std::map<std::string, ir::ValueType>& staged,
             const std::map<std::string, Tensor>& staged_initializers) const;
   bool runs_uncached(size_t ep, const ir::Graph& graph, const ir::Node& fused,

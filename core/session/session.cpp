@@ -136,6 +136,9 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
                               const std::map<std::string, Tensor>& staged_initializers) {
     return gate.accept(g, replaced, fused, staged, staged_initializers);
   };
+  // Float16 compute the first provider does not run moves to float32
+  // before the fusions, which then see float32 as in a float32 model.
+  if (env->config().precision != Precision::kFloat16) LOOM_RETURN_IF_ERROR(convert_precision(gate_inputs, false));
   transform::OptimizeOptions optimize_options;
   optimize_options.level = env->config().optimization_level;
   optimize_options.disabled.insert(env->config().disabled_passes.begin(), env->config().disabled_passes.end());
@@ -144,7 +147,7 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   std::vector<transform::PassRun> pass_runs;
   LOOM_RETURN_IF_ERROR(
       transform::optimize(*graph, optimize_options, ctx, profiler ? &pass_runs : nullptr).with_context(model_name));
-  if (env->config().precision == Precision::kFloat16) LOOM_RETURN_IF_ERROR(convert_to_float16(gate_inputs));
+  if (env->config().precision == Precision::kFloat16) LOOM_RETURN_IF_ERROR(convert_precision(gate_inputs, true));
   LOOM_RETURN_IF_ERROR(
       session::check_static_tensor_sizes(*graph, env->config().max_tensor_mb << 20).with_context(model_name));
   if (profiler) {
@@ -184,23 +187,35 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   return Status::ok();
 }
 
-// Config "precision": "fp16" (transform/float16_conversion.h): a node goes
-// to float16 only when the EP that would run it in float32 also runs its
-// float16 version, asked of a fresh trial placement of the optimized graph.
-Status Session::Impl::convert_to_float16(const partition::PartitionInputs& gate_inputs) {
-  session::FusionGate gate(gate_inputs);
-  auto report = transform::convert_to_float16(
-      *graph, [&gate](const ir::Graph& g, const std::vector<ir::NodeId>& original, const ir::Node& half,
-                      const std::map<std::string, ir::ValueType>& staged,
-                      const std::map<std::string, Tensor>& staged_initializers) {
-        return gate.accept(g, original, half, staged, staged_initializers);
-      });
-  if (!report) return report.status().with_context(model_name + ": float16 conversion");
-  log::write(spdlog::level::info, model_name + ": precision fp16: " + std::to_string(report->nodes_converted) +
-                                      " nodes run in float16, " + std::to_string(report->nodes_kept) +
-                                      " kept float32, " + std::to_string(report->casts_added) + " casts, " +
-                                      std::to_string(report->initializers_converted) + " constants stored as float16");
-  return Status::ok();
+// Element types of the compute (transform/float16_conversion.h), asked of
+// a fresh trial placement of the graph. `to_float16` (config "precision":
+// "fp16", after the fusions): a node goes to float16 only when the EP that
+// would run it in float32 also runs its float16 version. Otherwise (before
+// the fusions): float16 compute that would not run on the first provider
+// moves to float32 (FusionGate::moves_up), so a float16 model on the CPU
+// runs on cpu_onednn rather than on the reference EP, as ONNX Runtime casts
+// for its CPU EP.
+Status Session::Impl::convert_precision(const partition::PartitionInputs& gate_inputs, bool to_float16) {
+  using Convert = Expected<transform::Float16Report> (*)(ir::Graph&, const transform::Float16Accept&);
+  auto pass = [&](Convert convert, bool upward, const std::string& what) -> Status {
+    session::FusionGate gate(gate_inputs);
+    auto report = convert(*graph, [&gate, upward](const ir::Graph& g, const std::vector<ir::NodeId>& original,
+                                                  const ir::Node& changed,
+                                                  const std::map<std::string, ir::ValueType>& staged,
+                                                  const std::map<std::string, Tensor>& constants) {
+      return upward ? gate.moves_up(g, original, changed, staged, constants)
+                    : gate.accept(g, original, changed, staged, constants);
+    });
+    if (!report) return report.status().with_context(model_name + ": " + what);
+    if (report->nodes_converted > 0)
+      log::write(spdlog::level::info, model_name + ": " + what + ": " + std::to_string(report->nodes_converted) +
+                                          " nodes converted, " + std::to_string(report->nodes_kept) + " kept, " +
+                                          std::to_string(report->casts_added) + " casts, " +
+                                          std::to_string(report->initializers_converted) + " constants converted");
+    return Status::ok();
+  };
+  if (to_float16) return pass(transform::convert_to_float16, false, "precision fp16 (float32 compute in float16)");
+  return pass(transform::compute_float16_in_float32, true, "float16 compute in float32 on a faster provider");
 }
 
 exec::PlanOptions Session::Impl::plan_options(std::vector<std::string> extra_inputs) {

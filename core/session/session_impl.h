@@ -89,7 +89,7 @@ struct Session::Impl {
   partition::PartitionInputs partition_inputs;  // graph left empty; reused for subgraphs
 
   Status create_eps(const SessionOptions& options, size_t* priority_count, int* fallback);
-  Status convert_to_float16(const partition::PartitionInputs& gate_inputs);
+  Status convert_precision(const partition::PartitionInputs& gate_inputs, bool to_float16);
   exec::PlanOptions plan_options(std::vector<std::string> extra_inputs);
   Expected<std::shared_ptr<const exec::SubgraphPlan>> plan_subgraph(const ir::Graph& subgraph);
   Status prepare(onnxio::LoadedModel model, const SessionOptions& options);

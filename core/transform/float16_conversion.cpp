@@ -16,8 +16,8 @@ namespace {
 constexpr int64_t kSmallElements = 64;
 constexpr float kHalfMax = 65504.f;
 
-bool float32_tensor(const ir::ValueType* t) {
-  return t != nullptr && t->kind == ValueKind::kTensor && t->dtype == DType::kFloat;
+bool tensor_of(const ir::ValueType* t, DType dtype) {
+  return t != nullptr && t->kind == ValueKind::kTensor && t->dtype == dtype;
 }
 
 bool small(const ir::ValueType& t) {
@@ -31,8 +31,8 @@ bool small(const ir::ValueType& t) {
   return true;
 }
 
-ir::ValueType half_type(ir::ValueType t) {
-  t.dtype = DType::kFloat16;
+ir::ValueType retyped(ir::ValueType t, DType dtype) {
+  t.dtype = dtype;
   return t;
 }
 
@@ -50,23 +50,43 @@ Tensor half_tensor(const Tensor& f) {
   return h;
 }
 
-// Whether `n` may be converted under `rule`: every T value a float32
-// tensor, no other float32 value, and the node part of the compute: one T
-// value is not small, or a T input comes from a converted node.
-bool convertible(const ir::Graph& g, const ir::Node& n, const Float16OpRule& rule,
-                 const std::set<std::string>& made_half) {
+// A float16 constant as float32 (exact).
+Tensor float_tensor_of(const Tensor& h) {
+  Tensor f = Tensor::zeros(DType::kFloat, h.dims()).value();
+  const uint16_t* src = h.data_as<uint16_t>();
+  float* dst = f.mutable_data_as<float>();
+  for (int64_t i = 0; i < h.element_count(); ++i) dst[i] = sdk::Float16::to_float(src[i]);
+  return f;
+}
+
+// Which way a conversion goes: the element type T values have and get, the
+// suffix of the new values' names, and how constants convert.
+struct Direction {
+  DType from, to;
+  const char* name;    // the patch's and the Casts' name
+  const char* suffix;  // of the converted values' names
+  Tensor (*convert)(const Tensor&);
+};
+constexpr Direction kToHalf{DType::kFloat, DType::kFloat16, "float16_conversion", "_fp16", half_tensor};
+constexpr Direction kToFloat{DType::kFloat16, DType::kFloat, "float32_compute", "_fp32", float_tensor_of};
+
+// Whether `n` may be converted under `rule`: every T value a tensor of
+// type `from`, no other value of that type, and the node part of the
+// compute: one T value is not small, or a T input comes from a converted node.
+bool convertible(const ir::Graph& g, const ir::Node& n, const Float16OpRule& rule, DType from,
+                 const std::set<std::string>& made_converted) {
   bool compute = false, any = false;
   auto look = [&](const std::vector<std::string>& values, const std::vector<int>& positions, bool inputs) {
     for (size_t i = 0; i < values.size(); ++i) {
       if (values[i].empty()) continue;
       const ir::ValueType* t = g.type_of(values[i]);
       if (!float16_position(positions, i)) {
-        if (t != nullptr && t->dtype == DType::kFloat) return false;  // a float32 value outside T
+        if (t != nullptr && t->dtype == from) return false;  // a value of the converted type outside T
         continue;
       }
-      if (!float32_tensor(t)) return false;
+      if (!tensor_of(t, from)) return false;
       any = true;
-      if (!small(*t) || (inputs && made_half.count(values[i]))) compute = true;
+      if (!small(*t) || (inputs && made_converted.count(values[i]))) compute = true;
     }
     return true;
   };
@@ -74,44 +94,45 @@ bool convertible(const ir::Graph& g, const ir::Node& n, const Float16OpRule& rul
   return any && compute;
 }
 
-// Whether a listed node has float32 T values at all (for the report).
-bool has_float32_t_value(const ir::Graph& g, const ir::Node& n, const Float16OpRule& rule) {
+// Whether a listed node has T values of type `from` at all (for the report).
+bool has_t_value_of(const ir::Graph& g, const ir::Node& n, const Float16OpRule& rule, DType from) {
   for (size_t i = 0; i < n.inputs.size(); ++i)
-    if (!n.inputs[i].empty() && float16_position(rule.inputs, i) && float32_tensor(g.type_of(n.inputs[i])))
+    if (!n.inputs[i].empty() && float16_position(rule.inputs, i) && tensor_of(g.type_of(n.inputs[i]), from))
       return true;
   return false;
 }
 
 class Converter {
  public:
-  Converter(ir::Graph& g, const Float16Accept& accept) : g_(g), accept_(accept), patch_(g, "float16_conversion") {}
+  Converter(ir::Graph& g, const Float16Accept& accept, const Direction& d)
+      : g_(g), accept_(accept), d_(d), patch_(g, d.name) {}
 
   Expected<Float16Report> run() {
     LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, g_.topological_order());
-    std::set<std::string> made_half;  // float32 values a converted node now makes in float16
+    std::set<std::string> made_converted;  // values a converted node now makes in the other type
     for (const ir::Node* node : order) {
       const Float16OpRule* rule = float16_rule(node->domain, node->op_type);
       if (rule == nullptr) continue;
-      if (!convertible(g_, *node, *rule, made_half)) {
-        if (has_float32_t_value(g_, *node, *rule)) ++report_.nodes_kept;
+      if (!convertible(g_, *node, *rule, d_.from, made_converted)) {
+        if (has_t_value_of(g_, *node, *rule, d_.from)) ++report_.nodes_kept;
         continue;
       }
-      ir::Node half = *node;
-      for (size_t i = 0; i < half.inputs.size(); ++i)
-        if (!half.inputs[i].empty() && float16_position(rule->inputs, i)) half.inputs[i] = half_name(half.inputs[i]);
-      for (size_t i = 0; i < half.outputs.size(); ++i)
-        if (!half.outputs[i].empty() && float16_position(rule->outputs, i))
-          half.outputs[i] = half_name(half.outputs[i]);
-      if (accept_ && !accept_(g_, {node->id}, half, staged_, patch_.staged_initializers())) {
+      ir::Node changed = *node;
+      for (size_t i = 0; i < changed.inputs.size(); ++i)
+        if (!changed.inputs[i].empty() && float16_position(rule->inputs, i)) changed.inputs[i] = converted_name(changed.inputs[i]);
+      for (size_t i = 0; i < changed.outputs.size(); ++i)
+        if (!changed.outputs[i].empty() && float16_position(rule->outputs, i))
+          changed.outputs[i] = converted_name(changed.outputs[i]);
+      if (accept_ && !accept_(g_, {node->id}, changed, staged_, patch_.staged_initializers())) {
         ++report_.nodes_kept;
         continue;
       }
       for (size_t i = 0; i < node->outputs.size(); ++i)
-        if (!node->outputs[i].empty() && float16_position(rule->outputs, i)) made_half.insert(node->outputs[i]);
-      accepted_.push_back({node, rule, std::move(half)});
+        if (!node->outputs[i].empty() && float16_position(rule->outputs, i)) made_converted.insert(node->outputs[i]);
+      accepted_.push_back({node, rule, std::move(changed)});
     }
     if (accepted_.empty()) return report_;
-    rewrite(made_half);
+    rewrite(made_converted);
     LOOM_RETURN_IF_ERROR(patch_.commit());
     drop_unread();
     report_.nodes_converted = static_cast<int64_t>(accepted_.size());
@@ -122,68 +143,68 @@ class Converter {
   struct Accepted {
     const ir::Node* node;
     const Float16OpRule* rule;
-    ir::Node half;
+    ir::Node changed;  // the node as it becomes
   };
 
-  // The float16 name of float32 value `v` (made once): a float16 copy of a
+  // The converted name of value `v` (made once): a converted copy of a
   // constant, or a fresh name that a converted node or a Cast will define.
-  const std::string& half_name(const std::string& v) {
-    auto it = half_.find(v);
-    if (it != half_.end()) return it->second;
+  const std::string& converted_name(const std::string& v) {
+    auto it = converted_.find(v);
+    if (it != converted_.end()) return it->second;
     std::string name;
     if (g_.is_initializer(v) && !g_.is_graph_input(v)) {
-      name = patch_.add_initializer(v + "_fp16", half_tensor(g_.initializers.at(v)));
-      half_constants_.insert(name);
+      name = patch_.add_initializer(v + d_.suffix, d_.convert(g_.initializers.at(v)));
+      converted_constants_.insert(name);
     } else {
-      name = patch_.fresh_name(v + "_fp16");
+      name = patch_.fresh_name(v + d_.suffix);
     }
-    staged_[name] = half_type(*g_.type_of(v));
-    return half_[v] = name;
+    staged_[name] = retyped(*g_.type_of(v), d_.to);
+    return converted_[v] = name;
   }
 
   ir::Node cast(const std::string& from, const std::string& to, DType type) {
-    ir::Node c = fused_node(g_, "Cast", "", {from}, {to}, "float16_conversion/" + to);
+    ir::Node c = fused_node(g_, "Cast", "", {from}, {to}, std::string(d_.name) + "/" + to);
     set_int_attr(c, "to", static_cast<int64_t>(type));
     ++report_.casts_added;
     return c;
   }
 
-  void rewrite(const std::set<std::string>& made_half) {
+  void rewrite(const std::set<std::string>& made_converted) {
     std::set<ir::NodeId> converted;
     for (const Accepted& a : accepted_) converted.insert(a.node->id);
-    // Who else reads each value in float32: unconverted nodes, subgraphs,
-    // the graph's outputs.
-    std::set<std::string> float32_readers = g_.outer_scope_references();
-    for (const std::string& o : g_.outputs) float32_readers.insert(o);
+    // Who else reads each value in its original type: unconverted nodes,
+    // subgraphs, the graph's outputs.
+    std::set<std::string> original_readers = g_.outer_scope_references();
+    for (const std::string& o : g_.outputs) original_readers.insert(o);
     for (const auto& np : g_.nodes())
       if (!converted.count(np->id))
-        for (const std::string& v : ir::values_read(*np)) float32_readers.insert(v);
+        for (const std::string& v : ir::values_read(*np)) original_readers.insert(v);
     std::set<std::string> cast_in;
     for (const Accepted& a : accepted_) {
       patch_.remove_node(a.node->id);
       for (size_t i = 0; i < a.node->outputs.size(); ++i) {
         const std::string& o = a.node->outputs[i];
         if (o.empty() || !float16_position(a.rule->outputs, i)) continue;
-        patch_.set_type(half_name(o), staged_.at(half_name(o)));
-        if (float32_readers.count(o)) {
-          patch_.add_node(cast(half_name(o), o, DType::kFloat));
+        patch_.set_type(converted_name(o), staged_.at(converted_name(o)));
+        if (original_readers.count(o)) {
+          patch_.add_node(cast(converted_name(o), o, d_.from));
         } else {
           gone_.insert(o);
         }
       }
       for (size_t i = 0; i < a.node->inputs.size(); ++i) {
         const std::string& v = a.node->inputs[i];
-        if (v.empty() || !float16_position(a.rule->inputs, i) || made_half.count(v)) continue;
-        if (half_constants_.count(half_name(v)) || !cast_in.insert(v).second) continue;
-        patch_.set_type(half_name(v), staged_.at(half_name(v)));
-        patch_.add_node(cast(v, half_name(v), DType::kFloat16));
+        if (v.empty() || !float16_position(a.rule->inputs, i) || made_converted.count(v)) continue;
+        if (converted_constants_.count(converted_name(v)) || !cast_in.insert(v).second) continue;
+        patch_.set_type(converted_name(v), staged_.at(converted_name(v)));
+        patch_.add_node(cast(v, converted_name(v), d_.to));
       }
-      patch_.add_node(a.half);
+      patch_.add_node(a.changed);
     }
   }
 
-  // Constants nothing reads any more (float32 originals whose readers all
-  // converted, float16 copies whose readers all declined) and the types of
+  // Constants nothing reads any more (originals whose readers all
+  // converted, converted copies whose readers all declined) and the types of
   // values no node makes now.
   void drop_unread() {
     std::set<std::string> read = g_.outer_scope_references();
@@ -191,8 +212,8 @@ class Converter {
     for (const auto& np : g_.nodes())
       for (const std::string& v : ir::values_read(*np)) read.insert(v);
     for (auto it = g_.initializers.begin(); it != g_.initializers.end();) {
-      const bool copy = half_constants_.count(it->first) > 0;
-      const bool original = half_.count(it->first) > 0;  // a float32 constant with a float16 copy
+      const bool copy = converted_constants_.count(it->first) > 0;
+      const bool original = converted_.count(it->first) > 0;  // a constant with a converted copy
       if ((copy || original) && !read.count(it->first) && !g_.is_graph_input(it->first)) {
         g_.value_types.erase(it->first);
         it = g_.initializers.erase(it);
@@ -206,19 +227,24 @@ class Converter {
 
   ir::Graph& g_;
   const Float16Accept& accept_;
+  const Direction& d_;
   GraphPatch patch_;
   Float16Report report_;
-  std::map<std::string, std::string> half_;       // float32 value -> its float16 name
-  std::map<std::string, ir::ValueType> staged_;   // types of the float16 names
-  std::set<std::string> half_constants_;          // float16 copies of constants
-  std::set<std::string> gone_;                    // float32 outputs no node makes after the rewrite
+  std::map<std::string, std::string> converted_;     // original value -> its converted name
+  std::map<std::string, ir::ValueType> staged_;       // types of the converted names
+  std::set<std::string> converted_constants_;         // converted copies of constants
+  std::set<std::string> gone_;                        // original outputs no node makes after the rewrite
   std::vector<Accepted> accepted_;
 };
 
 }  // namespace
 
 Expected<Float16Report> convert_to_float16(ir::Graph& graph, const Float16Accept& accept) {
-  return Converter(graph, accept).run();
+  return Converter(graph, accept, kToHalf).run();
+}
+
+Expected<Float16Report> compute_float16_in_float32(ir::Graph& graph, const Float16Accept& accept) {
+  return Converter(graph, accept, kToFloat).run();
 }
 
 }  // namespace loom::transform

@@ -48,4 +48,12 @@ using Float16Accept =
 // the graph is unchanged.
 Expected<Float16Report> convert_to_float16(ir::Graph& graph, const Float16Accept& accept);
 
+// The other way, as ONNX Runtime's InsertCastTransformer does for its CPU
+// EP: the float16 compute of the same ops moves to float32, with Casts at its
+// edges, where `accept` says so (the session: where a higher-priority EP runs
+// the float32 node than would run the float16 one, so a float16 model runs
+// on cpu_onednn in float32 instead of on the reference EP). Constants are
+// widened exactly; the report counts the same way.
+Expected<Float16Report> compute_float16_in_float32(ir::Graph& graph, const Float16Accept& accept);
+
 }  // namespace loom::transform

@@ -254,3 +254,83 @@ TEST(Float16ConversionTest, ConfigKey) {
 
 }  // namespace
 }  // namespace loom
+
+namespace loom {
+namespace {
+
+// A float16 model as converters write it: float16 weights, a Cast in and a
+// Cast out. x [1,3,8,8] -> Cast -> Conv -> Relu -> GlobalAveragePool -> Cast -> y.
+std::string half_conv_model() {
+  testing::ModelBuilder m(17);
+  m.input("x", P::FLOAT, {1, 3, 8, 8});
+  auto add_half = [&](const std::string& name, const Dims& dims, const std::vector<float>& values) {
+    std::vector<uint16_t> bits;
+    for (float v : values) bits.push_back(sdk::Float16(v).bits);
+    auto* t = m.proto().mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(P::FLOAT16);
+    for (int64_t d : dims) t->add_dims(d);
+    t->set_raw_data(std::string(reinterpret_cast<const char*>(bits.data()), bits.size() * 2));
+  };
+  add_half("W", {4, 3, 3, 3}, testing::wave(108, 0.4f));
+  add_half("B", {4}, {0.1f, -0.2f, 0.3f, 0.05f});
+  testing::add_int_attr(m.node("Cast", {"x"}, {"xh"}), "to", P::FLOAT16);
+  testing::add_ints_attr(m.node("Conv", {"xh", "W", "B"}, {"c"}), "pads", {1, 1, 1, 1});
+  m.node("Relu", {"c"}, {"r"});
+  m.node("GlobalAveragePool", {"r"}, {"p"});
+  testing::add_int_attr(m.node("Cast", {"p"}, {"y"}), "to", P::FLOAT);
+  m.output("y", P::FLOAT, {1, 4, 1, 1});
+  return m.bytes();
+}
+
+std::unique_ptr<Session> session_with(const std::string& model, std::vector<std::string> providers) {
+  Config c;
+  c.providers = std::move(providers);
+  auto s = Session::create_from_bytes(testing::make_env(c), model);
+  EXPECT_TRUE(s.has_value()) << s.status().message();
+  return s ? std::move(*s) : nullptr;
+}
+
+TEST(Float32ComputeTest, Float16ModelRunsOnTheFastCpuProviderInFloat32) {
+  auto fast = session_with(half_conv_model(), {"cpu_onednn", "reference"});
+  auto oracle = session_with(half_conv_model(), {"reference"});
+  ASSERT_TRUE(fast && oracle);
+  for (const auto& n : fast->placement().nodes)
+    if (n.op_type != "Cast") EXPECT_EQ(n.provider, "cpu_onednn") << n.op_type << ": " << n.reason;
+  EXPECT_EQ(testing::op_counts(*oracle)["Cast"], 2) << "the oracle keeps the model's own float16 compute";
+  const std::map<std::string, Tensor> in = {{"x", testing::float_tensor({1, 3, 8, 8}, testing::wave(192, 1.f, 0.2f))}};
+  auto got = fast->run(in);
+  auto want = oracle->run(in);
+  ASSERT_TRUE(got && want) << (got ? want.status().message() : got.status().message());
+  ASSERT_EQ((*got)[0].dtype(), DType::kFloat);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR((*got)[0].data_as<float>()[i], (*want)[0].data_as<float>()[i], 2e-3 + 2e-3 * std::fabs((*want)[0].data_as<float>()[i]));
+}
+
+TEST(Float32ComputeTest, WidensConstantsExactlyBetweenCasts) {
+  ir::Graph g;
+  g.opsets[""] = 17;
+  g.inputs = {"x"};
+  g.outputs = {"y"};
+  std::vector<uint16_t> bits;
+  for (int i = 0; i < 256; ++i) bits.push_back(sdk::Float16(0.001f * static_cast<float>(i - 128)).bits);
+  g.initializers["W"] = Tensor::from_vector(DType::kFloat16, {16, 16}, bits);
+  for (const char* v : {"x", "a", "y"}) g.value_types[v] = float_type(DType::kFloat16, {8, 16});
+  g.value_types["W"] = float_type(DType::kFloat16, {16, 16});
+  g.add_node(make("MatMul", {"x", "W"}, {"a"}));
+  g.add_node(make("Relu", {"a"}, {"y"}));
+  auto report = transform::compute_float16_in_float32(g, nullptr);
+  ASSERT_TRUE(report) << report.status().message();
+  EXPECT_EQ(report->nodes_converted, 2);
+  EXPECT_EQ(report->casts_added, 2) << "x widened in, y narrowed out";
+  const ir::Node* matmul = find(g, "MatMul");
+  ASSERT_NE(matmul, nullptr);
+  const Tensor& w = g.initializers.at(matmul->inputs[1]);
+  ASSERT_EQ(w.dtype(), DType::kFloat);
+  for (int i = 0; i < 256; ++i) EXPECT_EQ(w.data_as<float>()[i], sdk::Float16::to_float(bits[i])) << i;
+  EXPECT_EQ(g.type_of("y")->dtype, DType::kFloat16) << "outputs keep the model's type";
+  EXPECT_EQ(g.type_of(matmul->outputs[0])->dtype, DType::kFloat);
+}
+
+}  // namespace
+}  // namespace loom
