@@ -13,7 +13,7 @@ const char* const kAttributeNames[] = {
     "output_shape", "ceil_mode", "count_include_pad", "storage_order", "p", "transA", "transB",
     "perm", "allowzero", "min", "max", "stash_type", "keepdims", "is_test", "consumed_inputs",
     "broadcast", "legacy_cuda_hack", "mode", "coordinate_transformation_mode", "nearest_mode",
-    "cubic_coeff_a", "exclude_outside", "extrapolation_value",
+    "cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias", "keep_aspect_ratio_policy",
     // com.microsoft Attention
     "num_heads", "unidirectional", "qkv_hidden_sizes", "mask_filter_value", "scale", "do_rotary",
     "past_present_share_buffer",

@@ -22,6 +22,17 @@ bool all_float(const NodeSpec& n, size_t inputs_to_check) {
 
 bool rank_is(const NodeSpec& n, size_t input, size_t rank) { return n.input_rank(input) == rank; }
 
+// "input 0 is float16" (or an output): what all_float refused.
+std::string first_non_float(const NodeSpec& n, size_t inputs_to_check) {
+  for (size_t i = 0; i < inputs_to_check && i < n.inputs.size(); ++i)
+    if (n.has_input(i) && n.input_dtypes[i] != LOOM_DTYPE_FLOAT)
+      return "input " + std::to_string(i) + " is " + sdk::dtype_name(n.input_dtypes[i]);
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    if (!n.outputs[i].empty() && n.output_dtypes[i] != LOOM_DTYPE_FLOAT)
+      return "output " + std::to_string(i) + " is " + sdk::dtype_name(n.output_dtypes[i]);
+  return "a value is not float32";
+}
+
 }  // namespace
 
 std::string check_window_2d(const NodeSpec& n) {
@@ -366,10 +377,17 @@ SupportVerdict check_support(const NodeSpec& n) {
     if (!n.other_attrs.empty()) return no("attribute '" + n.other_attrs.front() + "' of an unhandled kind");
     return check_quantized(n);
   }
+  // An op cpu_onednn has no kernel for says so, whatever its types.
+  const bool known = op == "Conv" || op == "ConvTranspose" || op == "MatMul" || op == "Gemm" || op == "MaxPool" ||
+                     op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
+                     op == "BatchNormalization" || op == "LayerNormalization" || op == "Softmax" || op == "Concat" ||
+                     op == "Reshape" || op == "Flatten" || op == "Transpose" || op == "Resize" || op == "Upsample" ||
+                     binary_algorithm_for(n) || eltwise_steps_for(n);
+  if (!known) return no("op not implemented by cpu_onednn");
   // Data inputs are float; Reshape's shape, Resize's roi / scales / sizes and
   // Clip's bounds are checked below.
   const size_t float_inputs = (op == "Reshape" || op == "Resize" || op == "Upsample") ? 1 : n.inputs.size();
-  if (!all_float(n, float_inputs)) return no("only float32 is compiled");
+  if (!all_float(n, float_inputs)) return no("only float32 is compiled, " + first_non_float(n, float_inputs));
   if (!n.other_attrs.empty()) return no("attribute '" + n.other_attrs.front() + "' of an unhandled kind");
   if (n.input_shapes.empty() || !n.has_input(0)) return no("missing input");
   for (const auto& s : n.input_shapes)

@@ -25,8 +25,14 @@ bool resize_is_linear(const NodeSpec& n) { return n.attr_string("mode", "nearest
 std::string resize_mismatch(const NodeSpec& n, const std::vector<int64_t>& in, std::vector<int64_t>* out) {
   const bool upsample = n.op_type == "Upsample";
   if (upsample && n.opset != 9) return "only Upsample opset 9 is compiled";
-  if (!upsample && (n.opset < 11 || n.opset > 13))
-    return "only Resize opsets 11..13 are compiled (later ones add antialias and axes)";
+  // Resize-11 and -13 serve models of opsets 11 to 17; -18 and -19 add
+  // attributes that change nothing at their defaults (-19's new
+  // half_pixel_symmetric mode is declined below with the other modes).
+  if (!upsample && n.opset < 11) return "Resize-10 (opset 10) is not compiled: its scales map differently";
+  if (!upsample && n.attr_int("antialias", 0) != 0) return "antialias is not compiled";
+  if (!upsample && n.has_attr("axes")) return "axes is not compiled";
+  if (!upsample && n.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return "keep_aspect_ratio_policy other than stretch is not compiled";
   if (in.size() != 4) return "only 4-D (NCHW) inputs are compiled";
 
   const std::string mode = n.attr_string("mode", "nearest");

@@ -25,6 +25,10 @@
       the summary (the chain folds away), that outputs match, and that the
       saved model (with its external data file) passes onnx.checker and has no
       Shape node left (needs onnx and numpy; exits 77 = skipped without).
+  cli_check.py save-names --loom L --workdir W
+      `loom run --save-outputs` on outputs named like PyTorch's ("/layer/x"):
+      one flat folder with '/' made '_'; two names sharing a file are an error
+      (needs onnx; exits 77 = skipped without).
 Exit 0 on success, 1 with a reason on stderr otherwise.
 """
 import argparse
@@ -234,6 +238,39 @@ def shape_chain_model(path):
     onnx.save(model, path)
 
 
+def cmd_save_names(args):
+    """`loom run --save-outputs` with PyTorch-style output names ("/layer/Relu_output_0"): one flat
+    folder with '/' made '_', and two names that map to one file are an error, not an overwrite."""
+    try:
+        import onnx
+        from onnx import helper, TensorProto
+    except ImportError as e:
+        print(f"skipped: {e}", file=sys.stderr)
+        sys.exit(SKIP)
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+
+    def model(path, outputs):
+        nodes = [helper.make_node("Identity", ["x"], [o]) for o in outputs]
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, [2]) for o in outputs])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+    ok = os.path.join(args.workdir, "slash.onnx")
+    model(ok, ["/layer/Relu_output_0", "plain"])
+    out = os.path.join(args.workdir, "out")
+    p = run([args.loom, "run", "--model", ok, "--save-outputs", out, "--quiet"])
+    if p.returncode != 0:
+        fail(f"loom run --save-outputs refused a '/' name:\n{show(p)}")
+    if sorted(os.listdir(out)) != ["_layer_Relu_output_0.pb", "plain.pb"]:
+        fail(f"expected _layer_Relu_output_0.pb and plain.pb in {out}, got {sorted(os.listdir(out))}")
+    clash = os.path.join(args.workdir, "clash.onnx")
+    model(clash, ["a/b", "a_b"])
+    p = run([args.loom, "run", "--model", clash, "--save-outputs", os.path.join(args.workdir, "out2"), "--quiet"])
+    if p.returncode != 1 or "would both be saved as" not in p.stderr:
+        fail(f"expected exit 1 naming the shared file:\n{show(p)}")
+
+
 def cmd_optimize(args):
     try:
         import numpy  # noqa: F401
@@ -330,6 +367,9 @@ def main():
     rm = sub.add_parser("random-mask")
     rm.add_argument("--loom", required=True)
     rm.add_argument("--workdir", required=True)
+    sn = sub.add_parser("save-names")
+    sn.add_argument("--loom", required=True)
+    sn.add_argument("--workdir", required=True)
     o = sub.add_parser("optimize")
     o.add_argument("--loom", required=True)
     o.add_argument("--workdir", required=True)
@@ -344,6 +384,8 @@ def main():
         cmd_bench_json(args)
     elif args.mode == "optimize":
         cmd_optimize(args)
+    elif args.mode == "save-names":
+        cmd_save_names(args)
     elif args.mode == "random-mask":
         cmd_random_mask(args)
     elif args.mode == "bad-model":

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "commands.h"
 #include "loom/session.h"
@@ -41,12 +42,21 @@ Expected<RunRequest> parse_request(const ParsedArgs& args) {
   return r;
 }
 
-// DIR/<name>.pb, refusing names that would land outside DIR.
-Expected<fs::path> output_path(const fs::path& dir, const std::string& name) {
-  const fs::path rel = fs::path(name + ".pb").lexically_normal();
-  if (name.empty() || rel.is_absolute() || rel.has_root_name() || *rel.begin() == "..")
+// DIR/<name>.pb with '/' and '\' in the name made '_' (PyTorch exporters
+// name outputs "/layer/Add_output_0"): one flat folder, nothing written
+// outside it. `taken` holds the file names already used, so two outputs
+// that would share a file are an error rather than one overwriting the other.
+Expected<fs::path> output_path(const fs::path& dir, const std::string& name, std::set<std::string>& taken) {
+  std::string file = name;
+  for (char& c : file)
+    if (c == '/' || c == '\\') c = '_';
+  if (file.empty() || file == "." || file == ".." || file.find('\0') != std::string::npos)
     return invalid_argument("output name '" + name + "' cannot be used as a file name under " + dir.string());
-  return dir / rel;
+  file += ".pb";
+  if (!taken.insert(file).second)
+    return invalid_argument("two outputs would both be saved as " + (dir / file).string() + " (the second is '" +
+                            name + "'; '/' and '\\' in names become '_')");
+  return dir / file;
 }
 
 int run_main(const ParsedArgs& args) {
@@ -82,10 +92,10 @@ int run_main(const ParsedArgs& args) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return report_failure(kName, "--save-outputs: cannot create " + dir.string() + ": " + ec.message());
+    std::set<std::string> taken;
     for (size_t i = 0; i < infos.size(); ++i) {
-      auto path = output_path(dir, infos[i].name);
+      auto path = output_path(dir, infos[i].name, taken);
       if (!path) return report_failure(kName, path.status().message());
-      if (path->has_parent_path()) fs::create_directories(path->parent_path(), ec);
       // TensorProto, SequenceProto or OptionalProto by the declared kind.
       Status st = write_value_pb((*outputs)[i], infos[i].kind, infos[i].name, path->string());
       if (!st) return report_failure(kName, "saving output '" + infos[i].name + "': " + st.message());
@@ -114,7 +124,7 @@ Command run_command() {
                                         "for sequence / optional inputs; repeatable); inputs not given get "
                                         "random values", true},
               {"save-outputs", "DIR", "write each output to DIR/<output name>.pb (TensorProto, SequenceProto or "
-                                  "OptionalProto by the output's kind)"},
+                                  "OptionalProto by the output's kind; '/' and '\\' in names become '_')"},
               {"providers", "a,b", "execution providers in priority order"},
               {"config", "F", "JSON configuration file"},
               {"dim", "SYMBOL=VALUE", "size of a symbolic input dimension for random inputs (default 1; "

@@ -148,6 +148,27 @@ TEST(OnednnPartition, ConcurrentRunsFromFourThreads) {
   }
 }
 
+// A decline says what is really missing: an op cpu_onednn has no kernel
+// for is named so whatever its types, and a known op with another element
+// type names the value and its type.
+TEST(OnednnPartition, DeclineReasonsNameWhatIsMissing) {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {2, 3});
+  m.input("h", ::onnx::TensorProto::FLOAT16, {2, 3});
+  m.node("Floor", {"x"}, {"f"}, "floor");
+  m.node("Relu", {"h"}, {"r"}, "relu_half");
+  m.output("f", kFloat, {});
+  m.output("r", ::onnx::TensorProto::FLOAT16, {});
+  auto s = make_session(environment({"cpu_onednn", "reference"}, FallbackPolicy::kAllow), m.bytes());
+  ASSERT_TRUE(s);
+  for (const auto& n : s->placement().nodes) {
+    EXPECT_EQ(n.provider, "reference") << n.node_name;
+    if (n.node_name == "floor") EXPECT_NE(n.reason.find("op not implemented by cpu_onednn"), std::string::npos) << n.reason;
+    if (n.node_name == "relu_half")
+      EXPECT_NE(n.reason.find("only float32 is compiled, input 0 is float16"), std::string::npos) << n.reason;
+  }
+}
+
 TEST(OnednnPartition, BadOptionsAreClearErrors) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"intra_op_threads", "many"}, {"intra_op_threads", "-2"}, {"winograd", "maybe"}, {"program_cache_size", "0"},

@@ -1,4 +1,4 @@
-// Resize (opsets 11, 13) and Upsample (opset 9) on cpu_onednn vs the
+// Resize (opsets 11 to 19) and Upsample (opset 9) on cpu_onednn vs the
 // reference EP: the combinations oneDNN's resampling matches exactly are
 // claimed and agree; the others are declined with a reason and still run
 // (on the reference EP) when fallback is allowed.
@@ -13,6 +13,7 @@ struct ResizeCase {
   std::vector<int64_t> x;             // -1: a symbolic dim
   std::vector<float> scales;          // empty: sizes are given instead
   std::vector<int64_t> sizes;
+  bool antialias = false;  // Resize-18's attribute
 };
 
 // One Resize node, scales or sizes as initializers (roi omitted or empty).
@@ -29,6 +30,7 @@ std::string resize_model(const ResizeCase& c) {
   if (!c.mode.empty()) add_string_attr(n, "mode", c.mode);
   if (!c.ctm.empty()) add_string_attr(n, "coordinate_transformation_mode", c.ctm);
   if (!c.nearest.empty()) add_string_attr(n, "nearest_mode", c.nearest);
+  if (c.antialias) testing::add_int_attr(n, "antialias", 1);
   m.output("y", kFloat, {});
   return m.bytes();
 }
@@ -56,6 +58,12 @@ TEST(OnednnResize, ClaimedCombinationsMatchReference) {
       {13, "linear", "half_pixel", "", {1, 3, 5, 7}, {}, {1, 3, 8, 3}},
       {11, "linear", "pytorch_half_pixel", "", {1, 3, 5, 7}, {1, 1, 2, 4}, {}},
       {13, "linear", "pytorch_half_pixel", "", {1, 3, 5, 7}, {}, {1, 3, 12, 4}},
+      // Models of opsets 14 to 17 use Resize-13; 18 and 19 add attributes
+      // that change nothing at their defaults.
+      {17, "nearest", "asymmetric", "floor", {1, 2, 3, 4}, {1, 1, 2, 2}, {}},
+      {17, "linear", "half_pixel", "", {1, 2, 4, 6}, {1, 1, 2, 2}, {}},
+      {18, "linear", "half_pixel", "", {1, 2, 4, 6}, {1, 1, 2, 2}, {}},
+      {19, "nearest", "asymmetric", "floor", {1, 3, 5, 7}, {}, {1, 3, 10, 14}},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const ResizeCase& c = cases[i];
@@ -115,7 +123,8 @@ TEST(OnednnResize, DeclinesWhereOneDnnRoundsDifferently) {
       {{13, "linear", "half_pixel", "", {1, 2, 5, 5}, {1, 1, 1.5f, 1.5f}, {}}, "not whole"},
       {{13, "linear", "half_pixel", "", {1, 2, 5, 5}, {1, 2, 2, 2}, {}}, "N and C"},
       {{13, "linear", "pytorch_half_pixel", "", {1, 2, 5, 5}, {}, {1, 2, 1, 4}}, "output size of 1"},
-      {{18, "linear", "half_pixel", "", {1, 2, 4, 6}, {1, 1, 2, 2}, {}}, "opsets 11..13"},
+      {{18, "linear", "half_pixel", "", {1, 2, 4, 6}, {1, 1, 0.5f, 0.5f}, {}, true}, "antialias"},
+      {{19, "linear", "half_pixel_symmetric", "", {1, 2, 4, 6}, {1, 1, 2, 2}, {}}, "half-pixel centres"},
   };
   auto fallback_env = environment({"cpu_onednn", "reference"}, FallbackPolicy::kAllow);
   for (size_t i = 0; i < cases.size(); ++i) {
