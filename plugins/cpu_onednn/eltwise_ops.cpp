@@ -40,6 +40,8 @@ std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& n) {
   if (is_ms_domain(n)) {
     if (n.op_type == "Gelu") return V{{algorithm::eltwise_gelu_erf}};
     if (n.op_type == "FastGelu" && !n.has_input(1)) return V{{algorithm::eltwise_gelu_tanh}};
+    // QuickGelu: x * sigmoid(alpha x), oneDNN's swish.
+    if (n.op_type == "QuickGelu") return V{{algorithm::eltwise_swish, n.attr_float("alpha", 1.702f), 0.f}};
     return std::nullopt;
   }
   if (!n.domain.empty() && n.domain != "ai.onnx") return std::nullopt;

@@ -351,6 +351,10 @@ SupportVerdict check_contrib(const NodeSpec& n) {
     if (!hidden_vector(n, 1, x)) return no("bias must be 1-D with the input's last dimension");
     return yes(OpRole::kUnary);
   }
+  if (op == "QuickGelu") {
+    if (!float_inputs(n, {0})) return no("only float32 is compiled");
+    return yes(OpRole::kUnary);
+  }
   if (op == "SkipLayerNormalization") {
     if (!float_inputs(n, {0, 1, 2, 3, 4})) return no("only float32 is compiled");
     if ((n.outputs.size() > 1 && !n.outputs[1].empty()) || (n.outputs.size() > 2 && !n.outputs[2].empty()))

@@ -1,5 +1,6 @@
 // com.microsoft activations with ONNX Runtime semantics: Gelu (erf form),
-// FastGelu (tanh approximation, optional bias) and BiasGelu (Gelu(A + B)).
+// FastGelu (tanh approximation, optional bias), QuickGelu (x * sigmoid(alpha
+// x)) and BiasGelu (Gelu(A + B)).
 // Also hosts register_contrib_kernels, the family's entry point.
 #include <cmath>
 #include <string>
@@ -61,6 +62,29 @@ void fast_gelu(KernelContext& ctx) {
   biased_activation<gelu_tanh>(ctx, "FastGelu", ctx.required_input(0), bias.exists() ? &bias : nullptr);
 }
 
+// QuickGelu: y = x * sigmoid(alpha * x), alpha 1.702 by default (ONNX
+// Runtime's CLIP-style approximation). Written in double: y = x / (1 + e^-ax).
+class QuickGeluKernel {
+ public:
+  explicit QuickGeluKernel(const sdk::Node& node) : alpha_(node.attr_float("alpha", 1.702f)) {}
+  void compute(KernelContext& ctx) const {
+    const ConstTensor x = ctx.required_input(0);
+    dispatch<ContribFloatTypes>(x.dtype(), "QuickGelu", [&](auto tag) {
+      using T = decltype(tag);
+      sdk::Tensor out = ctx.output(0, x.shape(), x.dtype());
+      const T* px = x.data<T>();
+      T* py = out.mutable_data<T>();
+      for (int64_t i = 0; i < out.size(); ++i) {
+        const double v = static_cast<double>(px[i]);
+        py[i] = static_cast<T>(v / (1.0 + std::exp(-static_cast<double>(alpha_) * v)));
+      }
+    });
+  }
+
+ private:
+  float alpha_;
+};
+
 void bias_gelu(KernelContext& ctx) {
   const ConstTensor bias = ctx.required_input(1);
   biased_activation<gelu_erf>(ctx, "BiasGelu", ctx.required_input(0), &bias);
@@ -73,6 +97,7 @@ void register_contrib_kernels(sdk::KernelRegistry& r) {
   const std::vector<sdk::TypeConstraintSpec> types = {{"T", {LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE}}};
   r.add(kMsDomain, "Gelu", 1, kOpen, gelu, types);
   r.add(kMsDomain, "FastGelu", 1, kOpen, fast_gelu, types);
+  r.add_class<QuickGeluKernel>(kMsDomain, "QuickGelu", 1, kOpen, types);
   r.add(kMsDomain, "BiasGelu", 1, kOpen, bias_gelu, types);
   register_contrib_norm_kernels(r);
   register_contrib_attention_kernels(r);

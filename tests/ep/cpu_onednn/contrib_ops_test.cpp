@@ -52,6 +52,7 @@ TEST(OnednnContrib, GeluFamilyMatchesReference) {
       expect_matches_reference(gelu_model("FastGelu", dims, false, matmul), in, {}, "FastGelu" + where);
       expect_matches_reference(gelu_model("FastGelu", dims, true, matmul), in, {}, "FastGelu(bias)" + where);
       expect_matches_reference(gelu_model("BiasGelu", dims, true, matmul), in, {}, "BiasGelu" + where);
+      expect_matches_reference(gelu_model("QuickGelu", dims, false, matmul), in, {}, "QuickGelu" + where);
     }
 }
 

@@ -1,5 +1,5 @@
 // Reference EP com.microsoft contrib kernels (ONNX Runtime semantics) through
-// the public API, with one-node models built in memory: Gelu, FastGelu,
+// the public API, with one-node models built in memory: Gelu, FastGelu, QuickGelu,
 // BiasGelu, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 // EmbedLayerNormalization, Attention (mask formats, unidirectional, past /
 // present) and FusedMatMul; hand-computed values and clear errors.
@@ -120,6 +120,21 @@ TEST(ContribTest, GeluFamilyMatchesClosedForms) {
     auto out = g.run({{"a", float_tensor({2, 2}, {0.0f, 1.0f, 2.0f, -1.0f})}, {"b", float_tensor({2}, {1.0f, -1.0f})}});
     ASSERT_TRUE(out.has_value()) << out.status().message();
     expect_near(values_of((*out)[0]), {gelu(1), 0.0, gelu(3), gelu(-2)});
+  }
+  {
+    // QuickGelu: x * sigmoid(alpha x), alpha 1.702 by default.
+    auto quick = [](double v, double alpha) { return v / (1.0 + std::exp(-alpha * v)); };
+    OneNode g("QuickGelu", {{"x", kF, 2}}, {{"y", kF}});
+    auto out = g.run({{"x", float_tensor({2, 3}, x)}});
+    ASSERT_TRUE(out.has_value()) << out.status().message();
+    std::vector<double> want;
+    for (float v : x) want.push_back(quick(v, 1.702));
+    expect_near(values_of((*out)[0]), want);
+    OneNode h("QuickGelu", {{"x", kF, 1}}, {{"y", kF}});
+    h.attr_f("alpha", 0.5f);
+    auto halved = h.run({{"x", float_tensor({2}, {2.0f, -3.0f})}});
+    ASSERT_TRUE(halved.has_value()) << halved.status().message();
+    expect_near(values_of((*halved)[0]), {quick(2, 0.5), quick(-3, 0.5)});
   }
   {
     OneNode g("BiasGelu", {{"a", kF, 2}, {"b", kF, 1}}, {{"y", kF}});
