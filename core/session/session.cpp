@@ -398,9 +398,11 @@ void Session::Impl::make_recorder() {
   recorder = std::make_unique<exec::RunRecorder>(*plan, eps, std::move(layout), *resources);
 }
 
-Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Value>& inputs,
+Expected<std::vector<Value>> Session::run_values(const std::map<std::string, Value>& given,
                                                  const std::vector<std::string>& output_names,
                                                  const RunOptions& run_options) const {
+  std::map<std::string, Value> scalar_storage;
+  const std::map<std::string, Value>& inputs = impl_->with_scalar_feeds(given, scalar_storage);
   exec::ExecuteOptions execute_options;
   Impl::RunSpan run_span(*impl_, run_options, execute_options);
   const std::string context = run_options.tag.empty() ? impl_->model_name

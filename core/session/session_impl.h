@@ -94,6 +94,11 @@ struct Session::Impl {
   Expected<std::shared_ptr<const exec::SubgraphPlan>> plan_subgraph(const ir::Graph& subgraph);
   Status prepare(onnxio::LoadedModel model, const SessionOptions& options);
   Status validate_inputs(const std::map<std::string, Value>& feeds) const;
+  // ONNX Runtime takes a 1-element tensor for a scalar (rank-0) input (its
+  // JavaScript wrappers send [1]): `feeds`, or a copy in `storage` where
+  // such feeds are made scalars.
+  const std::map<std::string, Value>& with_scalar_feeds(const std::map<std::string, Value>& feeds,
+                                                        std::map<std::string, Value>& storage) const;
   // The run's log level and tag (none when RunOptions sets neither).
   Expected<std::optional<log::RunLogContext>> run_log(const RunOptions& options) const;
   // The run's cancel flag and the config's run limits (deadline from now).

@@ -34,6 +34,30 @@ Status Session::Impl::check_tensor_input(const std::string& name, DType dtype, c
   return Status::ok();
 }
 
+const std::map<std::string, Value>& Session::Impl::with_scalar_feeds(const std::map<std::string, Value>& feeds,
+                                                                      std::map<std::string, Value>& storage) const {
+  auto one_for_scalar = [&](const std::string& name, const Value& v) {
+    if (!v.is_tensor() || v.tensor().dims() != Dims{1}) return false;
+    for (const ValueInfo& info : inputs)
+      if (info.name == name) return info.kind == ValueKind::kTensor && info.has_shape && info.shape.empty();
+    return false;
+  };
+  bool any = false;
+  for (const auto& [name, v] : feeds) any = any || one_for_scalar(name, v);
+  if (!any) return feeds;
+  storage = feeds;
+  for (auto& [name, v] : storage) {
+    if (!one_for_scalar(name, v)) continue;
+    const Tensor& t = v.tensor();
+    if (t.is_string()) {
+      v = Value(Tensor::from_strings({}, t.strings()));
+    } else if (auto scalar = Tensor::from_bytes(t.dtype(), {}, t.data(), t.byte_size())) {
+      v = Value(*scalar);
+    }
+  }
+  return storage;
+}
+
 Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds) const {
   auto names = [&] {
     std::string s;

@@ -93,6 +93,28 @@ TEST(SessionTest, BadInputsAreRefusedNamingTheInput) {
   EXPECT_EQ(dim.status().code(), StatusCode::kInvalidArgument);
 }
 
+// As ONNX Runtime: a 1-element tensor is taken for a scalar input (its
+// JavaScript wrappers send [1]) and runs as the scalar; other ranks stay errors.
+TEST(SessionTest, OneElementTensorFeedsAScalarInput) {
+  testing::ModelBuilder m(17);
+  m.input("x", ::onnx::TensorProto::FLOAT, {2, 2});
+  m.input("k", ::onnx::TensorProto::FLOAT, {});
+  m.node("Mul", {"x", "k"}, {"y"});
+  m.output("y", ::onnx::TensorProto::FLOAT, {2, 2});
+  auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
+  ASSERT_TRUE(s.has_value()) << s.status().message();
+  const Tensor x = float_tensor({2, 2}, {1, 2, 3, 4});
+  for (const Dims& k : {Dims{}, Dims{1}}) {
+    auto out = (*s)->run({{"x", x}, {"k", float_tensor(k, {3})}});
+    ASSERT_TRUE(out.has_value()) << dims_string(k) << ": " << out.status().message();
+    EXPECT_EQ(values_of((*out)[0]), (std::vector<float>{3, 6, 9, 12})) << dims_string(k);
+    EXPECT_EQ((*out)[0].dims(), (Dims{2, 2})) << "the [1] feed broadcasts as the scalar it stands for";
+  }
+  auto two = (*s)->run({{"x", x}, {"k", float_tensor({1, 1}, {3})}});
+  ASSERT_FALSE(two.has_value());
+  EXPECT_NE(two.status().message().find("must have rank 0"), std::string::npos) << two.status().message();
+}
+
 TEST(SessionTest, SymbolicDimsAreResolvedAtRunTime) {
   auto s = Session::create_from_bytes(testing::reference_env(), chain_model(-1));
   ASSERT_TRUE(s.has_value()) << s.status().message();
