@@ -394,6 +394,12 @@ SupportVerdict check_support(const NodeSpec& n) {
   if (!all_float(n, float_inputs)) return no("only float32 is compiled, " + first_non_float(n, float_inputs));
   if (!n.other_attrs.empty()) return no("attribute '" + n.other_attrs.front() + "' of an unhandled kind");
   if (n.input_shapes.empty() || !n.has_input(0)) return no("missing input");
+  // oneDNN has no zero-sized memory: a data input known to be empty goes to
+  // another provider here rather than failing when the partition runs.
+  for (size_t i = 0; i < float_inputs && i < n.input_shapes.size(); ++i)
+    if (n.has_input(i) && n.input_shapes[i])
+      for (int64_t d : *n.input_shapes[i])
+        if (d == 0) return no("input " + std::to_string(i) + " is empty (zero-sized); oneDNN has no empty memory");
   for (const auto& s : n.input_shapes)
     if (s && s->size() > 12) return no("rank above oneDNN's limit");
 

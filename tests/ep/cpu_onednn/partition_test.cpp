@@ -169,6 +169,24 @@ TEST(OnednnPartition, DeclineReasonsNameWhatIsMissing) {
   }
 }
 
+// oneDNN has no empty memory: a node whose input is known to be empty is
+// left to another provider at placement (it used to fail at run time).
+TEST(OnednnPartition, EmptyInputsAreLeftToAnotherProvider) {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {2, 0, 3});
+  m.node("Relu", {"x"}, {"y"}, "relu_empty");
+  m.output("y", kFloat, {});
+  auto s = make_session(environment({"cpu_onednn", "reference"}, FallbackPolicy::kAllow), m.bytes());
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->placement().nodes.size(), 1u);
+  EXPECT_EQ(s->placement().nodes[0].provider, "reference");
+  EXPECT_NE(s->placement().nodes[0].reason.find("empty (zero-sized)"), std::string::npos)
+      << s->placement().nodes[0].reason;
+  auto out = s->run({{"x", Tensor::zeros(DType::kFloat, {2, 0, 3}).value()}});
+  ASSERT_TRUE(out.has_value()) << out.status().message();
+  EXPECT_EQ((*out)[0].dims(), (Dims{2, 0, 3}));
+}
+
 TEST(OnednnPartition, BadOptionsAreClearErrors) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"intra_op_threads", "many"}, {"intra_op_threads", "-2"}, {"winograd", "maybe"}, {"program_cache_size", "0"},
