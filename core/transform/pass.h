@@ -74,6 +74,8 @@ std::unique_ptr<Pass> make_skip_layer_norm_fusion();
 std::unique_ptr<Pass> make_matmul_add_fusion();  // and the three below: ORT's MatMul/Conv/Gemm fusions
 std::unique_ptr<Pass> make_fused_matmul_fusion();
 std::unique_ptr<Pass> make_conv_activation_fusion();
+// 1-D Conv as a 2-D one between two Reshapes (for providers that compile 2-D only).
+std::unique_ptr<Pass> make_conv1d_as_conv2d();
 std::unique_ptr<Pass> make_gemm_activation_fusion();
 
 }  // namespace loom::transform

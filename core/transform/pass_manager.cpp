@@ -39,6 +39,7 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   p.push_back(make_matmul_add_fusion());
   p.push_back(make_fused_matmul_fusion());
   p.push_back(make_conv_activation_fusion());
+  p.push_back(make_conv1d_as_conv2d());
   p.push_back(make_gemm_activation_fusion());
   return p;
 }

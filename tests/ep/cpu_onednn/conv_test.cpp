@@ -50,6 +50,36 @@ TEST(OnednnConv, MatchesReferenceAcrossAttributes) {
                              "conv case " + std::to_string(i));
 }
 
+// 1-D convolutions (audio front-ends) run as 2-D ones with a 1 x K kernel
+// (core pass conv1d_as_conv2d): every node on cpu_onednn, fallback denied.
+TEST(OnednnConv, OneDimensionalConvolutionsRunHere) {
+  struct Case {
+    std::vector<int64_t> x;
+    int64_t out, kernel, group;
+    std::vector<int64_t> strides, pads;
+    std::string activation;
+  };
+  const std::vector<Case> cases = {
+      {{1, 1, 400}, 8, 5, 1, {2}, {2, 2}, "Relu"},  // a waveform front-end
+      {{2, 16, 50}, 16, 3, 16, {1}, {1, 1}, ""},    // depthwise
+      {{1, 8, 33}, 12, 3, 1, {1}, {0, 0}, "Relu"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    testing::ModelBuilder m;
+    m.input("x", kFloat, c.x);
+    random_weights(m, "w", {c.out, c.x[1] / c.group, c.kernel}, 9, c.x[1] / c.group * c.kernel);
+    random_weights(m, "b", {c.out}, 10);
+    auto& n = m.node("Conv", {"x", "w", "b"}, {c.activation.empty() ? "y" : "c"});
+    testing::add_int_attr(n, "group", c.group);
+    add_ints_attr(n, "strides", c.strides);
+    add_ints_attr(n, "pads", c.pads);
+    if (!c.activation.empty()) m.node(c.activation, {"c"}, {"y"});
+    m.output("y", kFloat, {});
+    expect_matches_reference(m.bytes(), {{"x", random_tensor(c.x, 200 + i)}}, {}, "1-D conv case " + std::to_string(i));
+  }
+}
+
 TEST(OnednnConv, WeightsFromAGraphInputAreReorderedEachRun) {
   testing::ModelBuilder m;
   m.input("x", kFloat, {1, 4, 6, 6});
