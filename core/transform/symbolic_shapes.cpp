@@ -54,7 +54,7 @@ const std::set<std::string> kSameShape = {
     "Relu",    "Erf",     "Sqrt",     "Neg",      "Exp",         "Log",         "Tanh",   "Sigmoid", "Abs",
     "Softmax", "Identity", "Reciprocal", "Floor", "Ceil",        "LeakyRelu",   "Elu",    "Gelu",    "HardSigmoid",
     "HardSwish", "Clip", "Cast",     "LogSoftmax", "LayerNormalization", "Dropout", "Not", "Sign", "Round",
-    "FastGelu", "BiasGelu", "SkipLayerNormalization", "SimplifiedLayerNormalization"};
+    "FastGelu", "BiasGelu", "SkipLayerNormalization", "SimplifiedLayerNormalization", "QuickGelu"};
 const std::set<std::string> kBroadcast = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less",
                                           "Greater", "And", "Or", "Where", "Mod", "PRelu"};
 
@@ -284,6 +284,15 @@ class Propagator {
         }
       }
       set(out, dt, res);
+      return;
+    }
+    if (op == "FusedGemm" && x && x->size() == 2) {
+      // com.microsoft FusedGemm (ONNX has no schema for it): Gemm's [M, N].
+      auto w = shape(input(n, 1));
+      if (!w || w->size() != 2) return;
+      const DimInfo m = attr_i(n, "transA", 0) ? (*x)[1] : (*x)[0];
+      const DimInfo cols = attr_i(n, "transB", 0) ? (*w)[0] : (*w)[1];
+      set(out, dt, {m, cols});
       return;
     }
     if ((op == "MatMul" || op == "FusedMatMul" || op == "MatMulIntegerToFloat") && x) {

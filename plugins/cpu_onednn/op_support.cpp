@@ -24,9 +24,12 @@ bool rank_is(const NodeSpec& n, size_t input, size_t rank) { return n.input_rank
 
 // "input 0 is float16" (or an output): what all_float refused.
 std::string first_non_float(const NodeSpec& n, size_t inputs_to_check) {
-  for (size_t i = 0; i < inputs_to_check && i < n.inputs.size(); ++i)
-    if (n.has_input(i) && n.input_dtypes[i] != LOOM_DTYPE_FLOAT)
-      return "input " + std::to_string(i) + " is " + sdk::dtype_name(n.input_dtypes[i]);
+  for (size_t i = 0; i < inputs_to_check && i < n.inputs.size(); ++i) {
+    if (!n.has_input(i) || n.input_dtypes[i] == LOOM_DTYPE_FLOAT) continue;
+    if (n.input_dtypes[i] == LOOM_DTYPE_UNDEFINED)
+      return "the element type of input " + std::to_string(i) + " is unknown (type inference could not follow it)";
+    return "input " + std::to_string(i) + " is " + sdk::dtype_name(n.input_dtypes[i]);
+  }
   for (size_t i = 0; i < n.outputs.size(); ++i)
     if (!n.outputs[i].empty() && n.output_dtypes[i] != LOOM_DTYPE_FLOAT)
       return "output " + std::to_string(i) + " is " + sdk::dtype_name(n.output_dtypes[i]);

@@ -79,6 +79,27 @@ TEST(OnednnContribFused, FusedConvWithZStaysWithTheReference) {
   ASSERT_TRUE(out.has_value()) << out.status().message();
 }
 
+// A model as ONNX Runtime's optimizer saves it (contrib ops already in the
+// file): types must flow through FusedConv, QuickGelu and FusedGemm, or
+// everything after the first one went to the reference EP untyped.
+TEST(OnednnContribFused, ModelSavedByOnnxRuntimeRunsHereWhole) {
+  testing::ModelBuilder m(13);
+  m.import_domain(kMs, 1);
+  m.input("x", kFloat, {1, 3, 8, 8});
+  random_weights(m, "w", {4, 3, 3, 3}, 3, 27);
+  random_weights(m, "g", {4, 10}, 4, 4);
+  auto& conv = m.node("FusedConv", {"x", "w"}, {"c"}, "", kMs);
+  add_string_attr(conv, "activation", "Relu");
+  add_ints_attr(conv, "pads", {1, 1, 1, 1});
+  m.node("QuickGelu", {"c"}, {"q"}, "", kMs);
+  m.node("GlobalAveragePool", {"q"}, {"p"});
+  m.node("Flatten", {"p"}, {"f"});
+  add_string_attr(m.node("FusedGemm", {"f", "g"}, {"h"}, "", kMs), "activation", "Relu");
+  m.node("Sigmoid", {"h"}, {"y"});
+  m.output("y", kFloat, {});
+  expect_matches_reference(m.bytes(), {{"x", random_tensor({1, 3, 8, 8}, 5)}}, {}, "ORT-optimized chain");
+}
+
 std::string fused_gemm_model(const std::string& act, float act_alpha, bool trans_b, float alpha) {
   testing::ModelBuilder m(17);
   m.import_domain(kMs, 1);
