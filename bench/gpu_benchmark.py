@@ -172,15 +172,20 @@ class Bench:
             times.append(start.elapsed_time(end))
         return float(np.median(times))
 
-    def row(self, name, module, graph, batch, size, runs, precision, compiled):
-        inputs = self.models.example_inputs(name, batch, size=size, seq=size,
-                                            generator=torch.Generator().manual_seed(batch * 7 + size))
+    def input_files(self, name, inputs, prefix):
+        """The model's inputs written as TensorProto files; the `--input NAME=PATH` arguments for them."""
         args = []
         for iname, t in zip(self.models.input_names(name), inputs):
-            path = os.path.join(self.work, f"{name}_{batch}_{size}_{iname}.pb")
+            path = os.path.join(self.work, f"{prefix}_{iname}.pb")
             with open(path, "wb") as f:
                 f.write(numpy_helper.from_array(t.numpy(), iname).SerializeToString())
             args += ["--input", f"{iname}={path}"]
+        return args
+
+    def row(self, name, module, graph, batch, size, runs, precision, compiled):
+        inputs = self.models.example_inputs(name, batch, size=size, seq=size,
+                                            generator=torch.Generator().manual_seed(batch * 7 + size))
+        args = self.input_files(name, inputs, f"{name}_{batch}_{size}")
         dev_inputs = [t.to(self.device) for t in inputs]
 
         def set_tf32(on):
@@ -273,12 +278,7 @@ class Bench:
         """Profiled runs (host IO): (device busy over the executor's span in percent, the summary's
         aggregate median, its top PROFILE_TOP_OPS op types by total time)."""
         inputs = self.models.example_inputs(name, batch, size=size, seq=size)
-        args = []
-        for iname, t in zip(self.models.input_names(name), inputs):
-            path = os.path.join(self.work, f"profile_{name}_{iname}.pb")
-            with open(path, "wb") as f:
-                f.write(numpy_helper.from_array(t.numpy(), iname).SerializeToString())
-            args += ["--input", f"{iname}={path}"]
+        args = self.input_files(name, inputs, f"profile_{name}")
         trace = os.path.join(self.work, f"profile_{name}_{batch}_{size}_{precision}.json")
         if os.path.exists(trace):
             os.remove(trace)  # a failed run must not leave an older trace to summarize

@@ -238,17 +238,23 @@ def shape_chain_model(path):
     onnx.save(model, path)
 
 
-def cmd_save_names(args):
-    """`loom run --save-outputs` with PyTorch-style output names ("/layer/Relu_output_0"): one flat
-    folder with '/' made '_', and two names that map to one file are an error, not an overwrite."""
+def fresh_workdir_or_skip(workdir):
+    """Skips (exit 77) without the onnx package; else empties `workdir`."""
     try:
-        import onnx
-        from onnx import helper, TensorProto
+        import onnx  # noqa: F401
     except ImportError as e:
         print(f"skipped: {e}", file=sys.stderr)
         sys.exit(SKIP)
-    shutil.rmtree(args.workdir, ignore_errors=True)
-    os.makedirs(args.workdir)
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+
+
+def cmd_save_names(args):
+    """`loom run --save-outputs` with PyTorch-style output names ("/layer/Relu_output_0"): one flat
+    folder with '/' made '_', and two names that map to one file are an error, not an overwrite."""
+    fresh_workdir_or_skip(args.workdir)
+    import onnx
+    from onnx import helper, TensorProto
 
     def model(path, outputs):
         nodes = [helper.make_node("Identity", ["x"], [o]) for o in outputs]
