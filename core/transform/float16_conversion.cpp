@@ -12,7 +12,7 @@ namespace loom::transform {
 namespace {
 
 // A T value with a known shape under this many elements is shape arithmetic
-// on floats (scales, sizes), which keeps float32.
+// on floats (scales, sizes), which keeps its type.
 constexpr int64_t kSmallElements = 64;
 constexpr float kHalfMax = 65504.f;
 
@@ -108,7 +108,18 @@ class Converter {
       : g_(g), accept_(accept), d_(d), patch_(g, d.name) {}
 
   Expected<Float16Report> run() {
-    LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> order, g_.topological_order());
+    // Most graphs have nothing of the type to convert: they are left as they
+    // are without ordering them. A graph that cannot be ordered is left too;
+    // planning reports its cycle.
+    bool any = false;
+    for (const auto& np : g_.nodes()) {
+      const Float16OpRule* rule = float16_rule(np->domain, np->op_type);
+      any = any || (rule != nullptr && has_t_value_of(g_, *np, *rule, d_.from));
+    }
+    if (!any) return report_;
+    auto sorted = g_.topological_order();
+    if (!sorted) return report_;
+    const std::vector<ir::Node*>& order = *sorted;
     std::set<std::string> made_converted;  // values a converted node now makes in the other type
     for (const ir::Node* node : order) {
       const Float16OpRule* rule = float16_rule(node->domain, node->op_type);
