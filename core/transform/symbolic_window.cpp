@@ -17,18 +17,26 @@ std::string auto_pad(const ir::Node& n) {
   return a ? a->s : "NOTSET";
 }
 
+// Checked int64 arithmetic: attributes and dims come from the model file,
+// and a hostile one (pads of 2^63 - 1) must give "unknown", not overflow.
+bool add(int64_t a, int64_t b, int64_t* r) { return !__builtin_add_overflow(a, b, r); }
+bool sub(int64_t a, int64_t b, int64_t* r) { return !__builtin_sub_overflow(a, b, r); }
+bool mul(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
+
 // floor((d + off) / s) + 1 (ceil with `ceil_mode`), for a known d.
 std::optional<int64_t> known_out(int64_t d, int64_t off, int64_t s, bool ceil_mode) {
-  const int64_t num = d + off;
-  if (num < 0) return std::nullopt;
-  return (ceil_mode ? (num + s - 1) / s : num / s) + 1;
+  int64_t num = 0, rounded = 0;
+  if (!add(d, off, &num) || num < 0) return std::nullopt;
+  if (ceil_mode && !add(num, s - 1, &rounded)) return std::nullopt;
+  return (ceil_mode ? rounded / s : num / s) + 1;
 }
 
 // The same for a symbol: "x" when the window keeps the size, else a
 // canonical expression ("x+2", "(x-1)//2+1", "ceil((x-2)/2)+1").
 DimInfo symbolic_out(const std::string& x, int64_t off, int64_t s, bool ceil_mode) {
   if (s == 1) {
-    const int64_t delta = off + 1;
+    int64_t delta = 0;
+    if (!add(off, 1, &delta)) return DimInfo{-1, ""};
     if (delta == 0) return DimInfo{-1, x};
     return DimInfo{-1, "(" + x + (delta > 0 ? "+" : "") + std::to_string(delta) + ")"};
   }
@@ -70,10 +78,13 @@ std::optional<std::vector<DimInfo>> window_output_shape(const ir::Node& n, const
     const int64_t k = kernel[i], s = strides[i], d = dilations[i];
     if (k <= 0 || s <= 0 || d <= 0) return std::nullopt;
     const DimInfo& in = x[i + 2];
-    const int64_t extent = d * (k - 1) + 1;
+    int64_t extent = 0;
+    if (!mul(d, k - 1, &extent) || !add(extent, 1, &extent)) return std::nullopt;
     if (pad_mode == "SAME_UPPER" || pad_mode == "SAME_LOWER") {
       // out = ceil(in / s), whatever the kernel.
-      if (in.value >= 0) out.push_back(DimInfo{(in.value + s - 1) / s, ""});
+      int64_t rounded = 0;
+      if (in.value >= 0 && !add(in.value, s - 1, &rounded)) return std::nullopt;
+      if (in.value >= 0) out.push_back(DimInfo{rounded / s, ""});
       else if (s == 1 && !anonymous_symbol(in.symbol)) out.push_back(in);
       else if (!anonymous_symbol(in.symbol))
         out.push_back(DimInfo{-1, "(ceil(" + in.symbol + "/" + std::to_string(s) + "))"});
@@ -81,8 +92,9 @@ std::optional<std::vector<DimInfo>> window_output_shape(const ir::Node& n, const
       continue;
     }
     if (pad_mode != "NOTSET" && pad_mode != "VALID") return std::nullopt;
-    const int64_t total_pad = pad_mode == "VALID" ? 0 : pads[i] + pads[i + spatial];
-    const int64_t off = total_pad - extent;
+    int64_t total_pad = 0, off = 0;
+    if (pad_mode != "VALID" && !add(pads[i], pads[i + spatial], &total_pad)) return std::nullopt;
+    if (!sub(total_pad, extent, &off)) return std::nullopt;
     if (in.value >= 0) {
       auto v = known_out(in.value, off, s, ceil_mode);
       if (!v) return std::nullopt;

@@ -292,6 +292,7 @@ std::unique_ptr<Session> session_with(const std::string& model, std::vector<std:
 }
 
 TEST(Float32ComputeTest, Float16ModelRunsOnTheFastCpuProviderInFloat32) {
+  if (!testing::has_provider("cpu_onednn")) GTEST_SKIP() << "built without cpu_onednn (LOOM_WITH_ONEDNN=OFF)";
   auto fast = session_with(half_conv_model(), {"cpu_onednn", "reference"});
   auto oracle = session_with(half_conv_model(), {"reference"});
   ASSERT_TRUE(fast && oracle);
