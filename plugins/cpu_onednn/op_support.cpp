@@ -373,6 +373,31 @@ SupportVerdict check_contrib(const NodeSpec& n) {
   return no("com.microsoft " + op + " is not implemented by cpu_onednn");
 }
 
+// Element-wise ops work on any rank (checked against oneDNN's limit when built).
+SupportVerdict check_unary(const NodeSpec&) { return yes(OpRole::kUnary); }
+
+using OpCheck = SupportVerdict (*)(const NodeSpec&);
+
+// The op-specific check of an ONNX-domain op cpu_onednn has a kernel for;
+// NULL for every other op.
+OpCheck op_check(const NodeSpec& n) {
+  const std::string& op = n.op_type;
+  if (op == "Conv" || op == "ConvTranspose") return check_conv;
+  if (op == "MatMul") return check_matmul;
+  if (op == "Gemm") return check_gemm;
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") return check_pool;
+  if (op == "BatchNormalization") return check_batch_norm;
+  if (op == "LayerNormalization") return check_layer_norm;
+  if (op == "Softmax") return check_softmax;
+  if (op == "Concat") return check_concat;
+  if (op == "Reshape" || op == "Flatten") return check_reshape;
+  if (op == "Transpose") return check_transpose;
+  if (op == "Resize" || op == "Upsample") return check_resize;
+  if (binary_algorithm_for(n)) return check_binary;
+  if (eltwise_steps_for(n)) return check_unary;
+  return nullptr;
+}
+
 }  // namespace
 
 SupportVerdict check_support(const NodeSpec& n) {
@@ -385,12 +410,8 @@ SupportVerdict check_support(const NodeSpec& n) {
     return check_quantized(n);
   }
   // An op cpu_onednn has no kernel for says so, whatever its types.
-  const bool known = op == "Conv" || op == "ConvTranspose" || op == "MatMul" || op == "Gemm" || op == "MaxPool" ||
-                     op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
-                     op == "BatchNormalization" || op == "LayerNormalization" || op == "Softmax" || op == "Concat" ||
-                     op == "Reshape" || op == "Flatten" || op == "Transpose" || op == "Resize" || op == "Upsample" ||
-                     binary_algorithm_for(n) || eltwise_steps_for(n);
-  if (!known) return no("op not implemented by cpu_onednn");
+  const OpCheck check = op_check(n);
+  if (check == nullptr) return no("op not implemented by cpu_onednn");
   // Data inputs are float; Reshape's shape, Resize's roi / scales / sizes and
   // Clip's bounds are checked below.
   const size_t float_inputs = (op == "Reshape" || op == "Resize" || op == "Upsample") ? 1 : n.inputs.size();
@@ -405,23 +426,7 @@ SupportVerdict check_support(const NodeSpec& n) {
         if (d == 0) return no("input " + std::to_string(i) + " is empty (zero-sized); oneDNN has no empty memory");
   for (const auto& s : n.input_shapes)
     if (s && s->size() > 12) return no("rank above oneDNN's limit");
-
-  if (op == "Conv" || op == "ConvTranspose") return check_conv(n);
-  if (op == "MatMul") return check_matmul(n);
-  if (op == "Gemm") return check_gemm(n);
-  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")
-    return check_pool(n);
-  if (op == "BatchNormalization") return check_batch_norm(n);
-  if (op == "LayerNormalization") return check_layer_norm(n);
-  if (op == "Softmax") return check_softmax(n);
-  if (op == "Concat") return check_concat(n);
-  if (op == "Reshape" || op == "Flatten") return check_reshape(n);
-  if (op == "Transpose") return check_transpose(n);
-  if (op == "Resize" || op == "Upsample") return check_resize(n);
-  if (binary_algorithm_for(n)) return check_binary(n);
-  // Element-wise ops work on any rank (checked against oneDNN's limit when built).
-  if (eltwise_steps_for(n)) return yes(OpRole::kUnary);
-  return no("op not implemented by cpu_onednn");
+  return check(n);
 }
 
 }  // namespace loom::onednn
