@@ -78,15 +78,11 @@ class Conv1dAsConv2d : public Pass {
     for (const ir::Node& conv : convs) {
       GraphPatch patch(graph, name() + " at '" + conv.label() + "'");
       const Tensor& w = graph.initializers.at(conv.inputs[1]);
-      Tensor w4 = w;
-      {
-        Dims d = w.dims();
-        d.insert(d.begin() + 2, 1);
-        auto reshaped = Tensor::from_bytes(w.dtype(), d, w.data(), w.byte_size());
-        if (!reshaped) continue;
-        w4 = *reshaped;
-      }
-      const std::string w_name = patch.add_initializer(conv.inputs[1] + "_2d", w4);
+      Dims w4_dims = w.dims();
+      w4_dims.insert(w4_dims.begin() + 2, 1);
+      auto w4 = Tensor::from_bytes(w.dtype(), w4_dims, w.data(), w.byte_size());
+      if (!w4) continue;
+      const std::string w_name = patch.add_initializer(conv.inputs[1] + "_2d", *w4);
       const std::string to4 = patch.add_initializer(conv.name + "/to_2d_shape", int64s({0, 0, 1, -1}));
       const std::string to3 = patch.add_initializer(conv.name + "/to_1d_shape", int64s({0, 0, -1}));
       const std::string x4 = patch.fresh_name(conv.inputs[0] + "/2d");
