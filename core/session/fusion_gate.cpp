@@ -127,4 +127,14 @@ bool FusionGate::accept(const ir::Graph& graph, const std::vector<ir::NodeId>& r
   return true;
 }
 
+bool FusionGate::prefers(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced, const ir::Node& candidate,
+                         const std::map<std::string, ir::ValueType>& staged,
+                         const std::map<std::string, Tensor>& staged_initializers) {
+  if (!placed_) place_current(graph);
+  const std::optional<size_t> ep = placement_of(graph, replaced);
+  if (!ep || !runs(*ep, graph, candidate, staged, staged_initializers)) return false;
+  if (!candidate.outputs.empty()) ep_of_fused_[candidate.outputs[0]] = *ep;
+  return true;
+}
+
 }  // namespace loom::session

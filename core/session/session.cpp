@@ -144,9 +144,22 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   optimize_options.stop_after_pass = env->config().stop_after_pass;
   const auto transform_start = profile::Clock::now();
   std::vector<transform::PassRun> pass_runs;
+  int numbered_runs = 0;
   LOOM_RETURN_IF_ERROR(
-      transform::optimize(*graph, optimize_options, ctx, profiler ? &pass_runs : nullptr).with_context(model_name));
+      transform::optimize(*graph, optimize_options, ctx, profiler ? &pass_runs : nullptr, &numbered_runs)
+          .with_context(model_name));
   if (env->config().precision == Precision::kFloat16) LOOM_RETURN_IF_ERROR(convert_precision(gate_inputs, true));
+  // Layouts last, on the compute's final element types, asked of a fresh
+  // trial placement (the fusions and conversions changed the graph).
+  session::FusionGate layout_gate(gate_inputs);
+  ctx.accept_fusion = [&layout_gate](const ir::Graph& g, const std::vector<ir::NodeId>& replaced,
+                                     const ir::Node& changed, const std::map<std::string, ir::ValueType>& staged,
+                                     const std::map<std::string, Tensor>& staged_initializers) {
+    return layout_gate.prefers(g, replaced, changed, staged, staged_initializers);
+  };
+  LOOM_RETURN_IF_ERROR(
+      transform::optimize_layout(*graph, optimize_options, ctx, profiler ? &pass_runs : nullptr, numbered_runs)
+          .with_context(model_name));
   LOOM_RETURN_IF_ERROR(
       session::check_static_tensor_sizes(*graph, env->config().max_tensor_mb << 20).with_context(model_name));
   if (profiler) {

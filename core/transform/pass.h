@@ -77,5 +77,8 @@ std::unique_ptr<Pass> make_conv_activation_fusion();
 // 1-D Conv as a 2-D one between two Reshapes (for providers that compile 2-D only).
 std::unique_ptr<Pass> make_conv1d_as_conv2d();
 std::unique_ptr<Pass> make_gemm_activation_fusion();
+// The layout phase (transform::optimize_layout): 2-D convolutions and pools
+// into channels-last loom.nhwc ops where their provider prefers them.
+std::unique_ptr<Pass> make_channels_last();
 
 }  // namespace loom::transform

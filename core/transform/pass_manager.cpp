@@ -1,5 +1,6 @@
 #include "transform/pass_manager.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -44,11 +45,31 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   return p;
 }
 
+// The layout phase: the layout rewrite and the clean-up that cancels the
+// Transposes it puts between neighbouring rewritten nodes.
+std::vector<std::unique_ptr<Pass>> layout_passes() {
+  std::vector<std::unique_ptr<Pass>> p;
+  p.push_back(make_channels_last());
+  p.push_back(make_transpose_reshape_simplification());
+  p.push_back(make_common_subexpression_elimination());
+  p.push_back(make_identity_elimination());
+  p.push_back(make_dead_code_elimination());
+  return p;
+}
+
+// Rounds of `passes` until one changes nothing (see optimize). Pass runs
+// are numbered from *number on.
+Status run_to_fixed_point(std::vector<std::unique_ptr<Pass>>& passes, ir::Graph& graph, const OptimizeOptions& options,
+                          PassContext& ctx, std::vector<PassRun>* runs, int* number);
+
 }  // namespace
 
 std::vector<std::pair<std::string, OptimizationLevel>> pass_names() {
   std::vector<std::pair<std::string, OptimizationLevel>> names;
   for (const auto& p : all_passes()) names.emplace_back(p->name(), p->level());
+  for (const auto& p : layout_passes())
+    if (std::none_of(names.begin(), names.end(), [&](const auto& n) { return n.first == p->name(); }))
+      names.emplace_back(p->name(), p->level());
   return names;
 }
 
@@ -66,18 +87,40 @@ std::vector<GraphPassInfo> graph_passes() {
 
 namespace loom::transform {
 
-Status optimize(ir::Graph& graph, const OptimizeOptions& options, PassContext& ctx, std::vector<PassRun>* runs) {
-  std::vector<std::unique_ptr<Pass>> passes = all_passes();
+Status optimize(ir::Graph& graph, const OptimizeOptions& options, PassContext& ctx, std::vector<PassRun>* runs,
+                int* numbered) {
+  std::vector<std::pair<std::string, OptimizationLevel>> names = pass_names();
   for (const std::string& d : options.disabled) {
     bool known = false;
-    std::string names;
-    for (const auto& p : passes) {
-      known |= p->name() == d;
-      if (p->level() != OptimizationLevel::kDisabled) names += (names.empty() ? "" : ", ") + p->name();
+    std::string listed;
+    for (const auto& [name, level] : names) {
+      known |= name == d;
+      if (level != OptimizationLevel::kDisabled) listed += (listed.empty() ? "" : ", ") + name;
     }
-    if (!known) return invalid_argument("disabled_passes: unknown pass '" + d + "' (passes: " + names + ")");
+    if (!known) return invalid_argument("disabled_passes: unknown pass '" + d + "' (passes: " + listed + ")");
   }
+  std::vector<std::unique_ptr<Pass>> passes = all_passes();
   int number = 0;
+  Status st = run_to_fixed_point(passes, graph, options, ctx, runs, &number);
+  if (numbered) *numbered = number;
+  return st;
+}
+
+Status optimize_layout(ir::Graph& graph, const OptimizeOptions& options, PassContext& ctx, std::vector<PassRun>* runs,
+                       int numbered_before) {
+  if (static_cast<int>(options.level) < static_cast<int>(OptimizationLevel::kExtended) ||
+      options.disabled.count("channels_last"))
+    return Status::ok();
+  std::vector<std::unique_ptr<Pass>> passes = layout_passes();
+  int number = numbered_before;
+  return run_to_fixed_point(passes, graph, options, ctx, runs, &number);
+}
+
+namespace {
+
+Status run_to_fixed_point(std::vector<std::unique_ptr<Pass>>& passes, ir::Graph& graph, const OptimizeOptions& options,
+                          PassContext& ctx, std::vector<PassRun>* runs, int* counter) {
+  int& number = *counter;
   std::map<std::string, std::pair<double, int>> totals;  // pass -> (ms, runs that changed the graph)
   bool stopped = false;
   for (int round = 0; round < kMaxRounds && !stopped; ++round) {
@@ -117,5 +160,7 @@ Status optimize(ir::Graph& graph, const OptimizeOptions& options, PassContext& c
                         t.second);
   return Status::ok();
 }
+
+}  // namespace
 
 }  // namespace loom::transform

@@ -36,7 +36,16 @@ std::vector<std::pair<std::string, OptimizationLevel>> pass_names();
 
 // Fails on an unknown disabled pass name (listing the known ones) or a
 // failing pass (naming it); `runs` (optional) receives the runs made.
+// `numbered` (optional) receives how many numbered pass runs were made.
 Status optimize(ir::Graph& graph, const OptimizeOptions& options, PassContext& ctx,
-                std::vector<PassRun>* runs = nullptr);
+                std::vector<PassRun>* runs = nullptr, int* numbered = nullptr);
+
+// The layout phase, after optimize and the precision conversion: the
+// channels-last rewrite (transform/channels_last.h) and the clean-up of the
+// Transposes it adds, to a fixed point. Runs at level extended and above
+// unless `channels_last` is disabled; pass runs are numbered on from
+// `numbered_before` (optimize's count), so stop_after_pass counts both.
+Status optimize_layout(ir::Graph& graph, const OptimizeOptions& options, PassContext& ctx,
+                       std::vector<PassRun>* runs = nullptr, int numbered_before = 0);
 
 }  // namespace loom::transform

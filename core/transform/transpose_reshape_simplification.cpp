@@ -10,7 +10,9 @@
 //   nodes' axes refer to the same rank: the intermediate's in the first case,
 //   x's in the second).
 // Chains are rewritten only when the intermediate is read by the second node
-// alone; removing the first node may drop a shape error it would raise.
+// alone (removing the first node may drop a shape error it would raise),
+// except a Transpose pair that cancels: its readers then read x, and the
+// first Transpose stays for its other readers.
 #include <algorithm>
 #include <numeric>
 #include <set>
@@ -78,17 +80,27 @@ struct Rewrite {
   const ir::Node* outer;
   const ir::Node* inner;  // null for kDropTranspose
   std::vector<int64_t> perm;
+  // The inner node is read by others too: it is neither removed nor
+  // reserved (another outer may read through it as well), and is not
+  // dereferenced after matching (an earlier rewrite may remove it); x is
+  // its input, copied.
+  bool inner_shared = false;
+  std::string x;
 };
 
 std::optional<Rewrite> match(const GraphMatcher& m, const ir::Node& n) {
   const ir::Graph& g = m.graph();
   if (auto p2 = perm_of(g, n)) {
     const ir::Node* inner = m.producer(n.inputs[0]);
-    if (inner && m.sole_consumer(n.inputs[0]) == &n)
+    if (inner)
       if (auto p1 = perm_of(g, *inner); p1 && p1->size() == p2->size()) {
         std::vector<int64_t> p(p2->size());
         for (size_t i = 0; i < p.size(); ++i) p[i] = (*p1)[(*p2)[i]];
-        return Rewrite{Kind::kTransposePair, &n, inner, p};
+        if (m.sole_consumer(n.inputs[0]) == &n) return Rewrite{Kind::kTransposePair, &n, inner, p};
+        // The inner Transpose has other readers and stays; a pair that
+        // cancels still reads x directly (layouts: one NHWC -> NCHW result
+        // read by several NCHW -> NHWC Transposes).
+        if (is_identity(p)) return Rewrite{Kind::kTransposePair, &n, inner, p, true, inner->inputs[0]};
       }
     if (is_identity(*p2)) return Rewrite{Kind::kDropTranspose, &n, nullptr, {}};
     return std::nullopt;
@@ -129,16 +141,16 @@ class TransposeReshapeSimplification : public Pass {
       std::set<ir::NodeId> taken;
       for (const auto& n : graph.nodes()) {
         auto r = match(m, *n);
-        if (!r || taken.count(r->outer->id) || (r->inner && taken.count(r->inner->id))) continue;
+        if (!r || taken.count(r->outer->id) || (r->inner && !r->inner_shared && taken.count(r->inner->id))) continue;
         taken.insert(r->outer->id);
-        if (r->inner) taken.insert(r->inner->id);
+        if (r->inner && !r->inner_shared) taken.insert(r->inner->id);
         rewrites.push_back(std::move(*r));
       }
     }
     for (const Rewrite& r : rewrites) {
       const ir::Node& n = *r.outer;
       GraphPatch patch(graph, name() + " at '" + n.label() + "'");
-      const std::string x = r.inner ? r.inner->inputs[0] : n.inputs[0];
+      const std::string x = r.inner_shared ? r.x : r.inner ? r.inner->inputs[0] : n.inputs[0];
       const bool vanishes = r.kind == Kind::kDropTranspose || r.kind == Kind::kSqueezePair ||
                             (r.kind == Kind::kTransposePair && is_identity(r.perm));
       if (vanishes) {
@@ -158,7 +170,7 @@ class TransposeReshapeSimplification : public Pass {
       } else {
         patch.set_input(n.id, 0, x);
       }
-      if (r.inner) patch.remove_node(r.inner->id);
+      if (r.inner && !r.inner_shared) patch.remove_node(r.inner->id);
       commit_or_skip(patch, ctx, changed);
     }
     return Status::ok();

@@ -18,6 +18,14 @@ void register_training_kernels(sdk::KernelRegistry& r);     // ai.onnx.preview.t
 void register_random_kernels(sdk::KernelRegistry& r);       // RandomUniform/Normal(Like), Bernoulli
 void register_signal_kernels(sdk::KernelRegistry& r);       // DFT, STFT, windows, MelWeightMatrix
 void register_contrib_kernels(sdk::KernelRegistry& r);      // com.microsoft contrib ops (ORT semantics)
-void register_ml_kernels(sdk::KernelRegistry& r);           // ai.onnx.ml: Binarizer, ArrayFeatureExtractor, LabelEncoder
+void register_ml_kernels(sdk::KernelRegistry& r);
+
+// The channels-last ops the core's layout phase makes (core
+// transform/channels_last.h: activations NHWC, weights OHWI): Conv,
+// FusedConv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
+// Registered only with the option prefer_nhwc, so that the layout phase
+// rewrites nodes this EP runs only when asked (tests of the phase).
+inline constexpr const char* kNhwcDomain = "loom.nhwc";
+void register_nhwc_kernels(sdk::KernelRegistry& r);           // ai.onnx.ml: Binarizer, ArrayFeatureExtractor, LabelEncoder
 
 }  // namespace loom::reference

@@ -158,6 +158,10 @@ class FusedGemmKernel {
 
 }  // namespace
 
+void fused_conv_epilogue(const sdk::Node& node, const sdk::Tensor& y, const sdk::ConstTensor& z) {
+  epilogue(y, z, conv_activation(node), "FusedConv");
+}
+
 void register_contrib_fused_kernels(sdk::KernelRegistry& r) {
   const std::vector<sdk::TypeConstraintSpec> types = {{"T", {LOOM_DTYPE_FLOAT16, LOOM_DTYPE_FLOAT, LOOM_DTYPE_DOUBLE}}};
   r.add_class<FusedConvKernel>(kMsDomain, "FusedConv", 1, LOOM_OPSET_OPEN_END, types);

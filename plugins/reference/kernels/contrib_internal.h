@@ -14,4 +14,9 @@ void register_contrib_attention_kernels(sdk::KernelRegistry& r);  // Attention
 void register_contrib_matmul_kernels(sdk::KernelRegistry& r);     // FusedMatMul, MatMulIntegerToFloat
 void register_contrib_fused_kernels(sdk::KernelRegistry& r);      // FusedConv, FusedGemm
 
+// FusedConv's epilogue y = act(y + z) in place, the activation from
+// `node`'s attributes; z may be absent. Element-wise, so any layout of y
+// and z alike (the loom.nhwc FusedConv uses it too).
+void fused_conv_epilogue(const sdk::Node& node, const sdk::Tensor& y, const sdk::ConstTensor& z);
+
 }  // namespace loom::reference

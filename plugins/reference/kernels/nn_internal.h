@@ -40,6 +40,8 @@ void nn_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alph
 // context's inputs 0..2, written to output 0, which is returned: com.microsoft
 // FusedConv / FusedGemm apply their epilogue to it in place.
 sdk::Tensor conv_into_output(sdk::KernelContext& ctx, const sdk::Node& node);
+// The loom.nhwc pools (nn_pool.cpp), for register_nhwc_kernels.
+void register_nhwc_pool_kernels(sdk::KernelRegistry& r);
 sdk::Tensor gemm_into_output(sdk::KernelContext& ctx, const sdk::Node& node);
 
 // com.microsoft MatMulIntegerToFloat (nn_matmul.cpp, beside the integer

@@ -1,6 +1,9 @@
 // Pooling: MaxPool (with Indices), AveragePool, LpPool, their Global forms,
 // and MaxUnpool. Windows are visited directly (no im2col): per output
-// position the valid part of the window is a box in the input.
+// position the valid part of the window is a box in the input. The
+// loom.nhwc MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool
+// (transform/channels_last.h) are the same loops over channels-last data:
+// plane (n, c) starts at n * spatial * C + c and steps by C.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -83,6 +86,14 @@ void for_each_tap(const WindowGeometry& g, const Shape& in_strides, const Window
   }
 }
 
+// Where plane `pl` of x (spatial size `is`) starts and how far apart its
+// elements are: NCHW planes are contiguous, NHWC ones interleave C.
+struct PlaneLayout {
+  int64_t channels = 0;  // C when channels-last, else 0
+  int64_t base(int64_t pl, int64_t is) const { return channels ? (pl / channels) * is * channels + pl % channels : pl * is; }
+  int64_t step() const { return channels ? channels : 1; }
+};
+
 // Output positions whose window boxes are computed at once and shared by all
 // N*C planes: bounded, so the boxes never outgrow what the output justifies.
 constexpr int64_t kBoxesPerBatch = 4096;
@@ -109,8 +120,8 @@ void boxes_of(const WindowGeometry& g, int64_t first, int64_t count, std::vector
 
 class Pool {
  public:
-  Pool(const sdk::Node& n, PoolKind kind, const char* name)
-      : kind_(kind), name_(name), attrs_(sdk::window_attrs_of(n, name)) {
+  Pool(const sdk::Node& n, PoolKind kind, const char* name, bool channels_last = false)
+      : kind_(kind), name_(name), attrs_(sdk::window_attrs_of(n, name)), channels_last_(channels_last) {
     count_include_pad_ = n.attr_int("count_include_pad", 0) != 0;
     storage_order_ = n.attr_int("storage_order", 0);
     if (kind == PoolKind::kLp) {
@@ -126,11 +137,17 @@ class Pool {
     const Shape xs = x.shape();
     const std::string op(name_);
     if (xs.size() < 3) sdk::fail_invalid(op + ": input must have rank >= 3, got " + shape_string(xs));
-    const WindowGeometry g = sdk::resolve_window(attrs_, Shape(xs.begin() + 2, xs.end()), {}, op);
-    Shape ys = {xs[0], xs[1]};
+    const int64_t channels = channels_last_ ? xs.back() : xs[1];
+    const Shape spatial = channels_last_ ? Shape(xs.begin() + 1, xs.end() - 1) : Shape(xs.begin() + 2, xs.end());
+    const WindowGeometry g = sdk::resolve_window(attrs_, spatial, {}, op);
+    Shape ys = {xs[0]};
+    if (!channels_last_) ys.push_back(channels);
     ys.insert(ys.end(), g.out.begin(), g.out.end());
+    if (channels_last_) ys.push_back(channels);
+    const PlaneLayout layout{channels_last_ ? channels : 0};
     const bool want_indices = kind_ == PoolKind::kMax && ctx.output_count() > 1 &&
                               !ctx.node().output_name(1).empty();
+    if (want_indices && channels_last_) sdk::fail_invalid(op + ": the channels-last form has no Indices output");
     if (want_indices && storage_order_ != 0 && storage_order_ != 1)
       sdk::fail_invalid(op + ": storage_order must be 0 or 1");
     auto run = [&](auto tag) {
@@ -139,7 +156,8 @@ class Pool {
       const T* px = x.template data<T>();
       T* py = ctx.output(0, ys, x.dtype()).template mutable_data<T>();
       int64_t* pi = want_indices ? ctx.output(1, ys, LOOM_DTYPE_INT64).template mutable_data<int64_t>() : nullptr;
-      const int64_t planes = xs[0] * xs[1], is = g.in_size(), os = g.out_size();
+      const int64_t planes = xs[0] * channels, is = g.in_size(), os = g.out_size();
+      const int64_t in_step = layout.step();
       if (planes * os == 0) return;
       std::vector<WindowBox> boxes;
       int64_t taps_since_check = 0;
@@ -152,7 +170,8 @@ class Pool {
         const int64_t last = std::min(os, first + kBoxesPerBatch);
         boxes_of(g, first, last - first, boxes);
         for (int64_t pl = 0; pl < planes; ++pl) {
-          const T* xp = px + pl * is;
+          const T* xp = px + layout.base(pl, is);
+          T* yp = py + layout.base(pl, os);
           for (int64_t o = first; o < last; ++o) {
             const WindowBox& b = boxes[static_cast<size_t>(o - first)];
             // Huge windows make one call long: stop between windows once
@@ -166,13 +185,13 @@ class Pool {
               C best = std::numeric_limits<C>::lowest();
               int64_t best_off = -1;
               for_each_tap(g, in_st, b, coord, [&](int64_t off, const Shape&) {
-                const C v = static_cast<C>(xp[off]);
+                const C v = static_cast<C>(xp[off * in_step]);
                 if (best_off < 0 || v > best) {
                   best = v;
                   best_off = off;
                 }
               });
-              py[pl * os + o] = static_cast<T>(best);
+              yp[o * in_step] = static_cast<T>(best);
               if (pi) {
                 int64_t idx = 0;
                 if (best_off >= 0 && storage_order_ == 1) {
@@ -188,15 +207,16 @@ class Pool {
               }
             } else if (kind_ == PoolKind::kAverage) {
               double sum = 0;
-              for_each_tap(g, in_st, b, coord, [&](int64_t off, const Shape&) { sum += static_cast<double>(xp[off]); });
+              for_each_tap(g, in_st, b, coord,
+                           [&](int64_t off, const Shape&) { sum += static_cast<double>(xp[off * in_step]); });
               const double count = count_include_pad_ ? b.padded : static_cast<double>(b.valid);
-              py[pl * os + o] = static_cast<T>(static_cast<C>(count > 0 ? sum / count : 0.0));
+              yp[o * in_step] = static_cast<T>(static_cast<C>(count > 0 ? sum / count : 0.0));
             } else {
               double sum = 0;
               for_each_tap(g, in_st, b, coord, [&](int64_t off, const Shape&) {
-                sum += std::pow(std::fabs(static_cast<double>(xp[off])), static_cast<double>(p_));
+                sum += std::pow(std::fabs(static_cast<double>(xp[off * in_step])), static_cast<double>(p_));
               });
-              py[pl * os + o] = static_cast<T>(static_cast<C>(std::pow(sum, 1.0 / static_cast<double>(p_))));
+              yp[o * in_step] = static_cast<T>(static_cast<C>(std::pow(sum, 1.0 / static_cast<double>(p_))));
             }
           }
         }
@@ -212,6 +232,7 @@ class Pool {
   PoolKind kind_;
   const char* name_;
   WindowAttrs attrs_;
+  bool channels_last_ = false;
   bool count_include_pad_ = false;
   int64_t storage_order_ = 0;
   float p_ = 2.0f;
@@ -223,43 +244,54 @@ struct MaxPool : Pool {
 struct AveragePool : Pool {
   explicit AveragePool(const sdk::Node& n) : Pool(n, PoolKind::kAverage, "AveragePool") {}
 };
+struct NhwcMaxPool : Pool {
+  explicit NhwcMaxPool(const sdk::Node& n) : Pool(n, PoolKind::kMax, "loom.nhwc MaxPool", true) {}
+};
+struct NhwcAveragePool : Pool {
+  explicit NhwcAveragePool(const sdk::Node& n) : Pool(n, PoolKind::kAverage, "loom.nhwc AveragePool", true) {}
+};
 struct LpPool : Pool {
   explicit LpPool(const sdk::Node& n) : Pool(n, PoolKind::kLp, "LpPool") {}
 };
 
 // Global pools reduce every spatial position of each (n, c) plane.
-template <PoolKind kKind>
+template <PoolKind kKind, bool kChannelsLast = false>
 void global_pool(KernelContext& ctx) {
   const char* op = kKind == PoolKind::kMax ? "GlobalMaxPool" : kKind == PoolKind::kAverage ? "GlobalAveragePool" : "GlobalLpPool";
   const ConstTensor x = ctx.required_input(0);
   const Shape xs = x.shape();
   if (xs.size() < 2) sdk::fail_invalid(std::string(op) + ": input must have rank >= 2, got " + shape_string(xs));
+  // Channels-last: C is the last dim, the spatial dims sit between N and C.
+  const size_t c_axis = kChannelsLast ? xs.size() - 1 : 1;
+  const size_t first_spatial = kChannelsLast ? 1 : 2, end_spatial = kChannelsLast ? xs.size() - 1 : xs.size();
+  const PlaneLayout layout{kChannelsLast ? xs[c_axis] : 0};
   const sdk::Node node = ctx.node();
   const double p = node.attr_type("p") == LOOM_ATTR_FLOAT ? static_cast<double>(node.attr_float("p", 2.0f))
                                                           : static_cast<double>(node.attr_int("p", 2));
   Shape ys(xs.size(), 1);
   ys[0] = xs[0];
-  ys[1] = xs[1];
+  ys[c_axis] = xs[c_axis];
   dispatch<TypeList<float, double, Float16, BFloat16>>(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
     const T* px = x.template data<T>();
     T* py = ctx.output(0, ys, x.dtype()).template mutable_data<T>();
-    const int64_t planes = xs[0] * xs[1], is = dims_product(xs, 2, xs.size());
+    const int64_t planes = xs[0] * xs[c_axis], is = dims_product(xs, first_spatial, end_spatial);
+    const int64_t step = layout.step();
     for (int64_t pl = 0; pl < planes; ++pl) {
-      const T* xp = px + pl * is;
+      const T* xp = px + layout.base(pl, is);
       if (kKind == PoolKind::kMax) {
         C best = is > 0 ? static_cast<C>(xp[0]) : std::numeric_limits<C>::lowest();
         for (int64_t i = 1; i < is; ++i)
-          if (static_cast<C>(xp[i]) > best) best = static_cast<C>(xp[i]);
+          if (static_cast<C>(xp[i * step]) > best) best = static_cast<C>(xp[i * step]);
         py[pl] = static_cast<T>(best);
       } else if (kKind == PoolKind::kAverage) {
         double sum = 0;
-        for (int64_t i = 0; i < is; ++i) sum += static_cast<double>(xp[i]);
+        for (int64_t i = 0; i < is; ++i) sum += static_cast<double>(xp[i * step]);
         py[pl] = static_cast<T>(static_cast<C>(is > 0 ? sum / static_cast<double>(is) : 0.0));
       } else {
         double sum = 0;
-        for (int64_t i = 0; i < is; ++i) sum += std::pow(std::fabs(static_cast<double>(xp[i])), p);
+        for (int64_t i = 0; i < is; ++i) sum += std::pow(std::fabs(static_cast<double>(xp[i * step])), p);
         py[pl] = static_cast<T>(static_cast<C>(std::pow(sum, 1.0 / p)));
       }
     }
@@ -352,6 +384,13 @@ void register_nn_pool_kernels(sdk::KernelRegistry& r) {
   r.add("", "GlobalAveragePool", 1, LOOM_OPSET_OPEN_END, global_pool<PoolKind::kAverage>);
   r.add("", "GlobalLpPool", 1, LOOM_OPSET_OPEN_END, global_pool<PoolKind::kLp>);
   r.add_class<MaxUnpool>("", "MaxUnpool", 9, LOOM_OPSET_OPEN_END);
+}
+
+void register_nhwc_pool_kernels(sdk::KernelRegistry& r) {
+  r.add_class<NhwcMaxPool>(kNhwcDomain, "MaxPool", 1, LOOM_OPSET_OPEN_END);
+  r.add_class<NhwcAveragePool>(kNhwcDomain, "AveragePool", 1, LOOM_OPSET_OPEN_END);
+  r.add(kNhwcDomain, "GlobalMaxPool", 1, LOOM_OPSET_OPEN_END, global_pool<PoolKind::kMax, true>);
+  r.add(kNhwcDomain, "GlobalAveragePool", 1, LOOM_OPSET_OPEN_END, global_pool<PoolKind::kAverage, true>);
 }
 
 }  // namespace loom::reference
