@@ -17,7 +17,7 @@
 // prefer_nhwc). Without a gate (no providers to ask), nothing changes.
 #include "transform/channels_last.h"
 
-#include <cstring>
+#include <cstdint>
 #include <optional>
 
 #include "transform/fused_node.h"
@@ -130,15 +130,26 @@ class ChannelsLast : public Pass {
       };
       nhwc.inputs[0] = to_nhwc(n.inputs[0]);
       if (f == Family::kConv) {
-        auto w = ohwi_weight(graph.initializers.at(n.inputs[1]));
-        if (!w) continue;
-        nhwc.inputs[1] = patch.add_initializer(n.inputs[1] + "/ohwi", std::move(*w));
+        // Asked with the reordered weight's type only: reordering every
+        // convolution's weight before knowing would cost more than the
+        // question (the reorder follows a yes).
+        nhwc.inputs[1] = patch.fresh_name(n.inputs[1] + "/ohwi");
+        ir::ValueType wt;
+        wt.dtype = graph.initializers.at(n.inputs[1]).dtype();
+        wt.has_shape = true;
+        for (int64_t d : graph.initializers.at(n.inputs[1]).dims()) wt.dims.push_back(DimInfo{d, ""});
+        patch.set_type(nhwc.inputs[1], permuted(wt, kToNhwc));
         if (n.inputs.size() == 4 && !n.inputs[3].empty()) nhwc.inputs[3] = to_nhwc(n.inputs[3]);
       }
       const std::string y_nhwc = patch.fresh_name(n.outputs[0] + "/nhwc");
       patch.set_type(y_nhwc, permuted(*graph.type_of(n.outputs[0]), kToNhwc));
       nhwc.outputs = {y_nhwc};
       if (!ctx.accept_fusion(graph, {n.id}, nhwc, patch.staged_types(), patch.staged_initializers())) continue;
+      if (f == Family::kConv) {
+        auto w = ohwi_weight(graph.initializers.at(n.inputs[1]));
+        if (!w) continue;
+        nhwc.inputs[1] = patch.add_initializer(n.inputs[1] + "/ohwi", std::move(*w));
+      }
       patch.add_node(std::move(nhwc));
       patch.add_node(transpose_node(graph, y_nhwc, n.outputs[0], patch.fresh_name(hint + "/to_nchw"), kToNchw));
       patch.import_domain(kNhwcDomain, 1);
@@ -156,15 +167,24 @@ Expected<Tensor> ohwi_weight(const Tensor& w) {
   if (d.size() != 4) return invalid_argument("an OHWI weight needs a 4-D OIHW one");
   const int64_t m = d[0], c = d[1], kh = d[2], kw = d[3];
   LOOM_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(w.dtype(), {m, kh, kw, c}));
-  const size_t es = w.element_count() == 0 ? 0 : w.byte_size() / static_cast<size_t>(w.element_count());
-  const auto* src = static_cast<const unsigned char*>(w.data());
-  auto* dst = static_cast<unsigned char*>(out.mutable_data());
-  for (int64_t o = 0; o < m; ++o)
-    for (int64_t i = 0; i < c; ++i)
-      for (int64_t y = 0; y < kh; ++y)
-        for (int64_t x = 0; x < kw; ++x)
-          std::memcpy(dst + static_cast<size_t>(((o * kh + y) * kw + x) * c + i) * es,
-                      src + static_cast<size_t>(((o * c + i) * kh + y) * kw + x) * es, es);
+  if (w.element_count() == 0) return out;
+  const size_t es = w.byte_size() / static_cast<size_t>(w.element_count());
+  auto reorder = [&](auto tag) {
+    using E = decltype(tag);
+    const E* src = static_cast<const E*>(w.data());
+    E* dst = static_cast<E*>(out.mutable_data());
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t i = 0; i < c; ++i)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t x = 0; x < kw; ++x) dst[((o * kh + y) * kw + x) * c + i] = src[((o * c + i) * kh + y) * kw + x];
+  };
+  switch (es) {
+    case 1: reorder(uint8_t{}); break;
+    case 2: reorder(uint16_t{}); break;
+    case 4: reorder(uint32_t{}); break;
+    case 8: reorder(uint64_t{}); break;
+    default: return invalid_argument("an OHWI weight of " + std::to_string(es) + "-byte elements");
+  }
   return out;
 }
 

@@ -62,17 +62,33 @@ EpOptions parse_ep_options(const sdk::Options& options) {
       if (parsed.conv_workspace_mb > kMaxWorkspaceMb) bad_option(key, value, "at most 1048576 (1 TiB)");
     } else if (key == "cudnn_conv_use_max_workspace") {
       parsed.conv_workspace_mb = parse_bool(key, value) ? -1 : 32;
+    } else if (key == "prefer_nhwc") {
+      if (value == "auto") parsed.prefer_nhwc = PreferNhwc::kAuto;
+      else parsed.prefer_nhwc = parse_bool(key, value) ? PreferNhwc::kOn : PreferNhwc::kOff;
     } else if (key == "intra_op_threads") {
       // Host threads: the EP's work runs on the device.
     } else {
       throw sdk::Error("cuda: unknown option '" + key +
                            "' (known: virtual_device, device_id, use_tf32, cudnn_conv_algo_search, precision, "
                            "pinned_staging_mb, host_wait, enable_cuda_graph, conv_workspace_mb, "
-                           "cudnn_conv_use_max_workspace)",
+                           "cudnn_conv_use_max_workspace, prefer_nhwc)",
                        LOOM_STATUS_INVALID_ARGUMENT);
     }
   }
   return parsed;
+}
+
+std::vector<int32_t> nhwc_types(const EpOptions& options) {
+  switch (options.prefer_nhwc) {
+    case PreferNhwc::kOff:
+      return {};
+    case PreferNhwc::kOn:
+      return {LOOM_DTYPE_FLOAT, LOOM_DTYPE_FLOAT16};
+    case PreferNhwc::kAuto:
+      break;
+  }
+  if (options.use_tf32 || options.precision == Precision::kFloat16) return {LOOM_DTYPE_FLOAT, LOOM_DTYPE_FLOAT16};
+  return {LOOM_DTYPE_FLOAT16};
 }
 
 size_t conv_workspace_bytes(const EpOptions& options, size_t free_bytes) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "loom/sdk.h"
 
@@ -12,6 +13,7 @@ namespace loom::cuda {
 
 enum class ConvAlgoSearch { kHeuristic, kExhaustive };
 enum class Precision { kFloat32, kFloat16 };
+enum class PreferNhwc { kAuto, kOn, kOff };
 
 struct EpOptions {
   // `virtual_device` (true / false, default false): on a machine without a
@@ -55,7 +57,18 @@ struct EpOptions {
   // cap left ResNet-50 at batch 128 and 512x512 on slow FMA algorithms.
   // `cudnn_conv_use_max_workspace=0` is ONNX Runtime's 32 MiB.
   int64_t conv_workspace_mb = -1;  // -1: automatic
+  // `prefer_nhwc` (auto, true or false; default auto; ONNX Runtime's name):
+  // which 2-D convolutions and pools the EP takes in channels-last form
+  // (the core's layout phase, transform/channels_last.h, then rewrites
+  // them between Transposes that cancel along a chain). auto: where they
+  // run on tensor cores, which read NHWC natively -- float16, and float32
+  // with use_tf32 or precision fp16; true: float32 too; false: none.
+  PreferNhwc prefer_nhwc = PreferNhwc::kAuto;
 };
+
+// The element types whose 2-D convolutions and pools the EP takes in
+// channels-last form under `options` (prefer_nhwc); empty for none.
+std::vector<int32_t> nhwc_types(const EpOptions& options);
 
 // The convolution workspace cap in bytes for `options` on a device with
 // `free_bytes` of free memory (0: unknown, as on a virtual device).

@@ -101,9 +101,19 @@ struct Problem {
       xs[i - 1] = xs[i] * s.x[i];
       ys[i - 1] = ys[i] * s.y[i];
     }
-    check_dnn(cudnnSetTensorNdDescriptor(x.get(), dt, s.nb_dims, s.x, xs), "cudnnSetTensorNdDescriptor (x)");
-    check_dnn(cudnnSetTensorNdDescriptor(y.get(), dt, s.nb_dims, s.y, ys), "cudnnSetTensorNdDescriptor (y)");
-    check_dnn(cudnnSetFilterNdDescriptor(w.get(), dt, CUDNN_TENSOR_NCHW, s.nb_dims, s.w), "cudnnSetFilterNdDescriptor");
+    if (s.nhwc) {  // 2-D only (cudnn_conv_shape's caller checks): cuDNN's own NHWC format
+      check_dnn(cudnnSetTensor4dDescriptor(x.get(), CUDNN_TENSOR_NHWC, dt, s.x[0], s.x[1], s.x[2], s.x[3]),
+                "cudnnSetTensor4dDescriptor (x, NHWC)");
+      check_dnn(cudnnSetTensor4dDescriptor(y.get(), CUDNN_TENSOR_NHWC, dt, s.y[0], s.y[1], s.y[2], s.y[3]),
+                "cudnnSetTensor4dDescriptor (y, NHWC)");
+      check_dnn(cudnnSetFilter4dDescriptor(w.get(), dt, CUDNN_TENSOR_NHWC, s.w[0], s.w[1], s.w[2], s.w[3]),
+                "cudnnSetFilter4dDescriptor (NHWC)");
+    } else {
+      check_dnn(cudnnSetTensorNdDescriptor(x.get(), dt, s.nb_dims, s.x, xs), "cudnnSetTensorNdDescriptor (x)");
+      check_dnn(cudnnSetTensorNdDescriptor(y.get(), dt, s.nb_dims, s.y, ys), "cudnnSetTensorNdDescriptor (y)");
+      check_dnn(cudnnSetFilterNdDescriptor(w.get(), dt, CUDNN_TENSOR_NCHW, s.nb_dims, s.w),
+                "cudnnSetFilterNdDescriptor");
+    }
     check_dnn(cudnnSetConvolutionNdDescriptor(conv.get(), s.nb_dims - 2, s.pads, s.strides, s.dilations,
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
               "cudnnSetConvolutionNdDescriptor");
@@ -249,10 +259,15 @@ std::optional<ConvChoice> measured_choice(StreamResources& res, const Problem& p
 bool run_fused_forward(cudnnHandle_t h, const Problem& p, const CudnnConvShape& s, const ConvChoice& choice,
                        const ConvFusion& f, const void* x, const void* w, void* y, void* ws) {
   TensorDesc bias;
-  int dims[5] = {}, strides[5] = {};
-  cudnn_bias_dims(s, dims, strides);
-  check_dnn(cudnnSetTensorNdDescriptor(bias.get(), data_type(s.dtype), s.nb_dims, dims, strides),
-            "cudnnSetTensorNdDescriptor (bias)");
+  if (s.nhwc) {  // [1, K, 1, 1] in y's format
+    check_dnn(cudnnSetTensor4dDescriptor(bias.get(), CUDNN_TENSOR_NHWC, data_type(s.dtype), 1, s.y[1], 1, 1),
+              "cudnnSetTensor4dDescriptor (bias, NHWC)");
+  } else {
+    int dims[5] = {}, strides[5] = {};
+    cudnn_bias_dims(s, dims, strides);
+    check_dnn(cudnnSetTensorNdDescriptor(bias.get(), data_type(s.dtype), s.nb_dims, dims, strides),
+              "cudnnSetTensorNdDescriptor (bias)");
+  }
   ActivationDesc act;
   check_dnn(cudnnSetActivationDescriptor(act.get(), f.relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
                                          CUDNN_NOT_PROPAGATE_NAN, 0.0),
@@ -313,11 +328,15 @@ size_t tensor_bytes(const Dims& dims, int32_t dtype, const std::string& what) {
 
 bool conv_forward(StreamResources& res, const EpContext& ep, const Window& g, int64_t group, int32_t dtype,
                   const Dims& xs, const void* x, const Dims& ws, const void* w, const Dims& ys, void* y,
-                  const ConvFusion* fusion) {
+                  const ConvFusion* fusion, bool nhwc) {
   const std::string op = "Conv";
   const ForwardPlan plan = with_geometry_errors(op, [&] { return plan_conv_forward(g); });
   const void* in = x;
   Dims in_dims = xs;
+  if (nhwc && (xs.size() != 4 || plan.prepad))
+    throw sdk::Error("cuda loom.nhwc Conv: only 2-D convolutions with pads cuDNN applies itself (symmetric, "
+                     "smaller than the kernel) run channels-last; the claim declines others",
+                     LOOM_STATUS_NOT_IMPLEMENTED);
   if (plan.prepad) {
     in_dims = with_batch_channels(xs[0], xs[1], plan.padded_in);
     void* padded = res.scratch(tensor_bytes(in_dims, dtype, "cuda Conv padded input"), kConvPrepadSlot);
@@ -328,8 +347,9 @@ bool conv_forward(StreamResources& res, const EpContext& ep, const Window& g, in
           "Conv pre-pad launch");
     in = padded;
   }
-  const CudnnConvShape s = with_geometry_errors(
+  CudnnConvShape s = with_geometry_errors(
       op, [&] { return cudnn_conv_shape(in_dims, ws, ys, plan.pads, g.strides, g.dilations, group, dtype); });
+  s.nhwc = nhwc;
   return run_cudnn_conv(res, ep, ConvDirection::kForward, s, in, w, y, fusion);
 }
 

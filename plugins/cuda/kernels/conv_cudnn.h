@@ -57,10 +57,13 @@ bool run_cudnn_conv(StreamResources& res, const EpContext& ep, ConvDirection dir
 // pre-pad X into scratch slot kConvPrepadSlot; kernels/conv_geometry.h's
 // plan_conv_forward). Tensors are contiguous device memory of `dtype`
 // (float, float16), rank 3 to 5, none empty. With `fusion`, returns whether
-// its bias, z and activation were applied (see run_cudnn_conv).
+// its bias, z and activation were applied (see run_cudnn_conv). `nhwc`:
+// X, Y and W are channels-last in memory (xs, ws, ys stay in NCHW / KCRS
+// order); 2-D only, and only pads cuDNN applies itself (no pre-pad), else
+// NOT_IMPLEMENTED.
 bool conv_forward(StreamResources& res, const EpContext& ep, const Window& g, int64_t group, int32_t dtype,
                   const Dims& xs, const void* x, const Dims& ws, const void* w, const Dims& ys, void* y,
-                  const ConvFusion* fusion = nullptr);
+                  const ConvFusion* fusion = nullptr, bool nhwc = false);
 
 // Y [ys] = ConvTranspose(X [xs], W [ws]) over geometry g (W: [C_in,
 // C_out / group, k...]); where cuDNN cannot express the pads or

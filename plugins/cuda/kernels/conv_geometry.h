@@ -145,14 +145,22 @@ inline PoolGeometry make_pool_geometry(const Window& g, int64_t planes) {
 // convolved with w [K, C / groups, ...] gives y [N, K, ...]. Conv runs it
 // forward (x in, y out); ConvTranspose runs its backward data (y = the
 // transposed conv's input in, x = its output out). 1-D problems are lifted
-// to 2-D (H = 1), so nb_dims is 4 or 5.
+// to 2-D (H = 1), so nb_dims is 4 or 5. The dims are always in that
+// logical order; `nhwc` (2-D only) says the memory holds x and y as
+// [N, H, W, C] and w as [K, R, S, C / groups] (cuDNN's NHWC format).
 struct CudnnConvShape {
   int nb_dims = 0;
   int x[5] = {}, w[5] = {}, y[5] = {};
   int pads[3] = {}, strides[3] = {}, dilations[3] = {};
   int groups = 1;
   int32_t dtype = 0;  // LOOM_DTYPE_*
+  bool nhwc = false;
 };
+
+// Channels-last dims ([N, H, W, C]; a weight's [K, R, S, C]) in the logical
+// order cuDNN's descriptors take ([N, C, H, W]; [K, C, R, S]), and back.
+inline Dims nchw_order(const Dims& nhwc) { return {nhwc[0], nhwc[3], nhwc[1], nhwc[2]}; }
+inline Dims nhwc_order(const Dims& nchw) { return {nchw[0], nchw[2], nchw[3], nchw[1]}; }
 
 // cuDNN's fused convolution (cudnnConvolutionBiasActivationForward: y =
 // act(conv(x, w) + z + bias)) can replace the separate epilogue pass when
@@ -246,6 +254,7 @@ inline std::string conv_choice_key(const char* direction, const CudnnConvShape& 
     }
   };
   k += "|t" + std::to_string(s.dtype) + "|m" + std::to_string(math_type) + (exhaustive ? "|ex" : "|he");
+  if (s.nhwc) k += "|nhwc";
   ints("|x", s.x, s.nb_dims);
   ints("|w", s.w, s.nb_dims);
   ints("|y", s.y, s.nb_dims);

@@ -43,7 +43,8 @@ struct WindowCopy {
 constexpr int kPoolDims = 3;
 
 struct PoolGeometry {
-  int64_t planes = 0;  // N * C
+  int64_t planes = 0;    // N * C
+  int64_t channels = 0;  // C when x and y are channels-last ([N, spatial..., C]), else 0
   int64_t in[kPoolDims] = {1, 1, 1}, out[kPoolDims] = {1, 1, 1}, kernel[kPoolDims] = {1, 1, 1};
   int64_t strides[kPoolDims] = {1, 1, 1}, dilations[kPoolDims] = {1, 1, 1};
   int64_t pad_begin[kPoolDims] = {}, pad_end[kPoolDims] = {};

@@ -6,7 +6,10 @@
 // cannot express runs unpadded into scratch and is cropped out of it
 // (kernels/conv_geometry.h says how). Bias, FusedConv's residual Z and a
 // ReLU run inside cuDNN's fused call where it has one; otherwise
-// they are one epilogue pass over Y (kernels/conv.h).
+// they are one epilogue pass over Y (kernels/conv.h). The loom.nhwc Conv
+// and FusedConv (the core's channels-last layout, transform/channels_last.h:
+// X, Y, Z NHWC, W OHWI) are the same kernel on cuDNN's NHWC descriptors,
+// claimed for the element types prefer_nhwc names (ep_options.h).
 #include <string>
 #include <vector>
 
@@ -14,6 +17,7 @@
 #include "kernels/conv.h"
 #include "kernels/conv_cudnn.h"
 #include "kernels/conv_node.h"
+#include "kernels/families.h"
 #include "kernels/half_operands.h"
 #include "kernels/kernel_support.h"
 
@@ -79,12 +83,14 @@ void in_half(StreamResources& res, const HalfConstant& kept_w, bool w_constant, 
   widen_to_float(res, hy, y, count);
 }
 
-// Bias and the activation (and Z) over y [N, channels, spatial...].
+// Bias and the activation (and Z) over y [N, channels, spatial...] (ys in
+// that order); `nhwc`: y is [N, spatial..., channels] in memory, whose
+// channel is the index modulo channels (one "plane" per pixel).
 void run_epilogue(const std::string& op, int32_t dtype, const ConvEpilogue& e, void* y, const sdk::ConstTensor& bias,
-                  const sdk::ConstTensor& z, const Dims& ys, int64_t count, cudaStream_t s) {
+                  const sdk::ConstTensor& z, const Dims& ys, int64_t count, cudaStream_t s, bool nhwc = false) {
   if (!bias.exists() && !z.exists() && e.activation == ConvActivation::kIdentity) return;
   const int64_t channels = ys[1];
-  const int64_t spatial = count / (ys[0] * channels);  // count > 0, so N and channels > 0
+  const int64_t spatial = nhwc ? 1 : count / (ys[0] * channels);  // count > 0, so N and channels > 0
   check(launch_conv_epilogue(dtype, e, y, bias.exists() ? bias.raw_data() : nullptr,
                              z.exists() ? z.raw_data() : nullptr, channels, spatial, count, s),
         (op + " epilogue launch").c_str());
@@ -110,7 +116,8 @@ class ConvKernel {
  public:
   ConvKernel(const sdk::Node& n, const EpContext& ep)
       : ep_(ep),
-        op_(n.op_type()),
+        nhwc_(n.domain() == kNhwcDomain),
+        op_(nhwc_ ? "loom.nhwc " + std::string(n.op_type()) : std::string(n.op_type())),
         fused_(n.op_type() == "FusedConv"),
         group_(n.attr_int("group", 1)),
         attrs_(sdk::window_attrs_of(n, "cuda " + op_)),
@@ -124,7 +131,9 @@ class ConvKernel {
     check_same_type(op_, w, dtype, "W");
     check_same_type(op_, b, dtype, "B");
     check_same_type(op_, z, dtype, "Z");
-    const Dims xs = x.shape(), ws = w.shape();
+    // Channels-last tensors are checked and planned in NCHW order.
+    if (nhwc_ && (x.shape().size() != 4 || w.shape().size() != 4)) fail(op_, "X and W must be 4-D");
+    const Dims xs = nhwc_ ? nchw_order(x.shape()) : x.shape(), ws = nhwc_ ? nchw_order(w.shape()) : w.shape();
     check_ranks(op_, xs, ws);
     if (group_ <= 0) fail(op_, "group must be positive");
     const int64_t c = xs[1], m = ws[0];
@@ -136,9 +145,10 @@ class ConvKernel {
     const Dims ys = with_batch_channels(xs[0], m, g.out);
     if (b.exists() && b.size() != m)
       fail(op_, "B has " + std::to_string(b.size()) + " elements, expected " + std::to_string(m));
-    if (z.exists() && z.shape() != ys) fail(op_, "Z must have Y's shape");
+    const Dims y_shape = nhwc_ ? nhwc_order(ys) : ys;
+    if (z.exists() && z.shape() != y_shape) fail(op_, "Z must have Y's shape");
     const int64_t count = element_count(ys, "cuda " + op_ + " output");
-    sdk::Tensor y = ctx.output(0, ys, dtype);
+    sdk::Tensor y = ctx.output(0, y_shape, dtype);
     if (count == 0) return;
     StreamResources& res = stream_resources(ctx);
     if (x.size() == 0 || w.size() == 0) {  // no input channels: the convolution is zero
@@ -147,7 +157,7 @@ class ConvKernel {
     } else if (half_mode(ep_, dtype)) {
       in_half(res, half_w_, weight_constant_, x, w, y.raw_mutable_data(), count,
               [&](const void* hx, const void* hw, void* hy) {
-                conv_forward(res, ep_, g, group_, LOOM_DTYPE_FLOAT16, xs, hx, ws, hw, ys, hy);
+                conv_forward(res, ep_, g, group_, LOOM_DTYPE_FLOAT16, xs, hx, ws, hw, ys, hy, nullptr, nhwc_);
               });
     } else {
       ConvFusion fusion;
@@ -156,14 +166,15 @@ class ConvKernel {
       fusion.relu = epilogue_.activation == ConvActivation::kRelu;
       fusion.none = epilogue_.activation == ConvActivation::kIdentity;
       if (conv_forward(res, ep_, g, group_, dtype, xs, x.raw_data(), ws, w.raw_data(), ys, y.raw_mutable_data(),
-                       &fusion))
+                       &fusion, nhwc_))
         return;  // bias, Z and the activation ran inside cuDNN's call
     }
-    run_epilogue(op_, dtype, epilogue_, y.raw_mutable_data(), b, z, ys, count, res.stream());
+    run_epilogue(op_, dtype, epilogue_, y.raw_mutable_data(), b, z, ys, count, res.stream(), nhwc_);
   }
 
  private:
   const EpContext& ep_;
+  bool nhwc_;
   std::string op_;
   bool fused_;
   int64_t group_;
@@ -242,7 +253,34 @@ std::string fused_conv_supported(const sdk::Node& node) {
   return conv_supported(node);
 }
 
+// Channels-last: 2-D, with pads cuDNN applies itself (explicit, equal at
+// both ends and smaller than the dilated kernel), since the pre-pad copy
+// is NCHW-only. Anything else stays NCHW (the layout phase keeps it).
+std::string nhwc_conv_supported(const sdk::Node& node) {
+  std::string why = node.op_type() == "FusedConv" ? fused_conv_supported(node) : conv_supported(node);
+  if (!why.empty()) return why;
+  const auto x = node.input_shape(0), w = node.input_shape(1);
+  if (!x || x->size() != 4 || !w || w->size() != 4) return "channels-last convolutions are 2-D, with a known weight shape";
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "VALID") return {};
+  if (auto_pad != "NOTSET") return "auto_pad " + auto_pad + " (channels-last takes explicit symmetric pads)";
+  const std::vector<int64_t> pads = node.attr_ints("pads"), dilations = node.attr_ints("dilations");
+  for (size_t d = 0; d < 2; ++d) {
+    const int64_t begin = pads.size() == 4 ? pads[d] : 0, end = pads.size() == 4 ? pads[d + 2] : 0;
+    const int64_t dilation = dilations.size() == 2 ? dilations[d] : 1, k = (*w)[d + 1];
+    if (begin != end) return "asymmetric pads (channels-last has no pre-pad)";
+    if (k < 1 || dilation < 1 || begin >= (k - 1) * dilation + 1) return "pads as large as the kernel";
+  }
+  return {};
+}
+
 }  // namespace
+
+void register_nhwc_conv_kernels(KernelTable& t, const std::vector<int32_t>& types) {
+  constexpr int kOpen = LOOM_OPSET_OPEN_END;
+  t.add<ConvKernel>(kNhwcDomain, "Conv", 1, kOpen, {{"T", types}}, nhwc_conv_supported);
+  t.add<ConvKernel>(kNhwcDomain, "FusedConv", 1, kOpen, {{"T", types}}, nhwc_conv_supported);
+}
 
 void register_conv_kernels(KernelTable& t) {
   constexpr int kOpen = LOOM_OPSET_OPEN_END;

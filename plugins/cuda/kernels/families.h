@@ -2,6 +2,9 @@
 // (kernels/<family>_kernels.cpp).
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "kernel_table.h"
 
 namespace loom::cuda {
@@ -37,5 +40,14 @@ void register_pool_kernels(KernelTable& table);
 
 // BatchNormalization (inference).
 void register_batch_norm_kernels(KernelTable& table);
+
+// The channels-last ops of the core's layout phase (transform/
+// channels_last.h; X, Y NHWC, W OHWI) for `types`: Conv and FusedConv
+// (conv_kernels.cpp), MaxPool, AveragePool, GlobalAveragePool and
+// GlobalMaxPool (pool_kernels.cpp). register_all_kernels adds them for
+// nhwc_types(options) (ep_options.h); none when that is empty.
+inline constexpr const char* kNhwcDomain = "loom.nhwc";
+void register_nhwc_conv_kernels(KernelTable& table, const std::vector<int32_t>& types);
+void register_nhwc_pool_kernels(KernelTable& table, const std::vector<int32_t>& types);
 
 }  // namespace loom::cuda

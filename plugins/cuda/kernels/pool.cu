@@ -28,15 +28,19 @@ template <class T, class F>
 __device__ __forceinline__ void for_each_tap(const PoolGeometry& g, const T* x, int64_t i, PoolTaps t[kPoolDims],
                                              F&& f) {
   int64_t o[kPoolDims];
-  const int64_t plane = output_coords(g, i, o);
+  // Channels-last: the channel is the fastest index, the "plane" the image.
+  const int64_t channel = g.channels > 0 ? i % g.channels : 0;
+  const int64_t plane = output_coords(g, g.channels > 0 ? i / g.channels : i, o);
   for (int d = 0; d < kPoolDims; ++d) t[d] = pool_taps(g, d, o[d]);
-  const T* xp = x + plane * (g.in[0] * g.in[1] * g.in[2]);
+  const int64_t in_spatial = g.in[0] * g.in[1] * g.in[2];
+  const int64_t step = g.channels > 0 ? g.channels : 1;
+  const T* xp = g.channels > 0 ? x + plane * in_spatial * g.channels + channel : x + plane * in_spatial;
   for (int64_t a = t[0].lo; a < t[0].hi; ++a) {
     const int64_t i0 = t[0].start + a * g.dilations[0];
     for (int64_t b = t[1].lo; b < t[1].hi; ++b) {
       const int64_t i1 = t[1].start + b * g.dilations[1];
-      const T* row = xp + (i0 * g.in[1] + i1) * g.in[2];
-      for (int64_t c = t[2].lo; c < t[2].hi; ++c) f(row[t[2].start + c * g.dilations[2]]);
+      const int64_t row = (i0 * g.in[1] + i1) * g.in[2];
+      for (int64_t c = t[2].lo; c < t[2].hi; ++c) f(xp[(row + t[2].start + c * g.dilations[2]) * step]);
     }
   }
 }
@@ -120,6 +124,33 @@ __global__ void global_pool_kernel(PoolKind kind, float p, const T* x, T* y, int
   }
 }
 
+// Channels-last global pools: a thread per (n, c) walks the spatial
+// positions, neighbouring threads reading neighbouring channels.
+template <class T>
+__global__ void global_pool_nhwc_kernel(PoolKind kind, float p, const T* x, T* y, int64_t planes, int64_t spatial,
+                                        int64_t channels, typename Acc<T>::type lowest) {
+  using A = typename Acc<T>::type;
+  const A exponent = static_cast<A>(p);
+  LOOM_GRID_STRIDE_LOOP(i, planes) {
+    const T* xp = x + (i / channels) * spatial * channels + i % channels;
+    A acc = kind == PoolKind::kMax ? lowest : A(0);
+    for (int64_t s = 0; s < spatial; ++s) {
+      const A v = to_acc(xp[s * channels]);
+      if (kind == PoolKind::kMax)
+        acc = v > acc ? v : acc;
+      else if (kind == PoolKind::kAverage)
+        acc += v;
+      else
+        acc += dm::pow(dm::fabs(v), exponent);
+    }
+    if (kind == PoolKind::kAverage)
+      acc = spatial > 0 ? acc / static_cast<A>(spatial) : A(0);
+    else if (kind == PoolKind::kLp)
+      acc = dm::pow(acc, A(1) / exponent);
+    y[i] = from_acc<T>(acc);
+  }
+}
+
 template <class A>
 A lowest_float();
 template <>
@@ -171,8 +202,19 @@ cudaError_t launch_pool(int32_t dtype, const PoolGeometry& g, const PoolParams& 
 }
 
 cudaError_t launch_global_pool(int32_t dtype, PoolKind kind, float p, int64_t planes, int64_t spatial, const void* x,
-                               void* y, cudaStream_t s) {
+                               void* y, cudaStream_t s, int64_t channels) {
   if (planes == 0) return cudaSuccess;
+  if (channels > 0) {
+    cudaError_t e = cudaErrorInvalidValue;
+    dispatch_float(dtype, [&](auto tag) {
+      using T = decltype(tag);
+      using A = typename Acc<T>::type;
+      global_pool_nhwc_kernel<T><<<grid_for(planes), kBlockThreads, 0, s>>>(
+          kind, p, static_cast<const T*>(x), static_cast<T*>(y), planes, spatial, channels, lowest_float<A>());
+      e = cudaGetLastError();
+    });
+    return e;
+  }
   const unsigned blocks = static_cast<unsigned>(planes < (1 << 20) ? planes : (1 << 20));
   cudaError_t e = cudaErrorInvalidValue;
   dispatch_float(dtype, [&](auto tag) {

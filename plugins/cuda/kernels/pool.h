@@ -22,15 +22,17 @@ struct PoolParams {
   float p = 2.f;                   // LpPool's exponent
 };
 
-// y [planes, out...] from x [planes, in...]. kMax: float, float16, double,
+// y [planes, out...] from x [planes, in...] (g.channels > 0: y
+// [N, out..., C] from x [N, in..., C], planes = N * C). kMax: float, float16, double,
 // int8, uint8 (a window with no tap inside the input gives the type's
 // lowest value); kAverage, kLp: float, float16, double (no tap: 0).
 cudaError_t launch_pool(int32_t dtype, const PoolGeometry& g, const PoolParams& p, const void* x, void* y,
                         cudaStream_t stream);
 
 // y[plane] = max / mean / Lp norm of x[plane, 0 .. spatial). float,
-// float16, double. spatial 0: lowest / 0 / 0.
+// float16, double. spatial 0: lowest / 0 / 0. `channels` > 0: x is
+// channels-last [N, spatial, channels] and plane = n * channels + c.
 cudaError_t launch_global_pool(int32_t dtype, PoolKind kind, float p, int64_t planes, int64_t spatial, const void* x,
-                               void* y, cudaStream_t stream);
+                               void* y, cudaStream_t stream, int64_t channels = 0);
 
 }  // namespace loom::cuda

@@ -184,10 +184,13 @@ inline std::unique_ptr<Session> make_session(const std::shared_ptr<Environment>&
 // The whole check: every node on cuda, outputs equal to the reference's.
 // Runs twice, so a kernel that depends on what a previous run left in
 // device memory is caught too.
-inline void expect_matches_reference(const std::string& model, const std::map<std::string, Tensor>& inputs,
-                                     Tolerance tol = {}, const std::string& what = "") {
-  auto gpu = make_session(cuda_env(), model);
-  auto reference = make_session(reference_env(), model);
+// `gpu_env` and `ref_env` choose the environments (provider options).
+inline void expect_matches_reference_in(const std::shared_ptr<Environment>& gpu_env,
+                                        const std::shared_ptr<Environment>& ref_env, const std::string& model,
+                                        const std::map<std::string, Tensor>& inputs, Tolerance tol = {},
+                                        const std::string& what = "") {
+  auto gpu = make_session(gpu_env, model);
+  auto reference = make_session(ref_env, model);
   ASSERT_TRUE(gpu && reference) << what;
   for (const auto& n : gpu->placement().nodes) EXPECT_EQ(n.provider, "cuda") << what << ": " << n.node_name;
   auto want = reference->run(inputs);
@@ -199,6 +202,11 @@ inline void expect_matches_reference(const std::string& model, const std::map<st
     for (size_t i = 0; i < got->size(); ++i)
       expect_close((*want)[i], (*got)[i], tol, what + " output " + std::to_string(i) + " run " + std::to_string(run));
   }
+}
+
+inline void expect_matches_reference(const std::string& model, const std::map<std::string, Tensor>& inputs,
+                                     Tolerance tol = {}, const std::string& what = "") {
+  expect_matches_reference_in(cuda_env(), reference_env(), model, inputs, tol, what);
 }
 
 // float16 inputs decoded to float32 (other inputs as they are): the float
