@@ -84,6 +84,15 @@ void* StreamResources::own_scratch(size_t bytes, int slot) {
   return p;
 }
 
+void StreamResources::release_own_scratch(int slot) {
+  if (slot < 0 || slot >= kScratchSlots) throw sdk::Error("cuda: scratch slot out of range", LOOM_STATUS_FAIL);
+  const size_t i = static_cast<size_t>(slot);
+  if (scratch_[i] == nullptr) return;
+  check(cudaFreeAsync(scratch_[i], stream_), "cudaFreeAsync (scratch)");
+  scratch_[i] = nullptr;
+  scratch_bytes_[i] = 0;
+}
+
 StreamResources& stream_resources(const sdk::KernelContext& ctx) {
   LOOM_Stream* s = ctx.stream();
   if (s == nullptr || s->state == nullptr)

@@ -48,6 +48,10 @@ class StreamResources {
   // cuDNN algorithm search's workspace).
   static constexpr int kScratchSlots = 8;
   void* own_scratch(size_t bytes, int slot = 0);
+  // Gives own_scratch's `slot` back (stream-ordered: work queued before
+  // still reads it). For one-off buffers, such as the algorithm search's
+  // workspace of up to 4 GiB, that the stream should not keep.
+  void release_own_scratch(int slot);
   // The compute call now running on this stream (stream_resources sets it;
   // the host runs one step at a time per stream).
   void bind(LOOM_KernelContext* ctx) { ctx_ = ctx; }

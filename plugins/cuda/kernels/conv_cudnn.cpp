@@ -248,8 +248,10 @@ std::optional<ConvChoice> measured_choice(StreamResources& res, const Problem& p
   std::vector<typename Ops::Perf> perfs = perf_buffer<Ops>(h);
   void* ws = res.own_scratch(cap, kConvWorkspaceSlot);
   int got = 0;
-  check_dnn(Ops::find(h, p, in, w, out, static_cast<int>(perfs.size()), &got, perfs.data(), ws, cap),
-            "cudnnFindConvolution*AlgorithmEx");
+  const cudnnStatus_t st = Ops::find(h, p, in, w, out, static_cast<int>(perfs.size()), &got, perfs.data(), ws, cap);
+  // The search's workspace is the whole cap (up to 4 GiB): not kept.
+  res.release_own_scratch(kConvWorkspaceSlot);
+  check_dnn(st, "cudnnFindConvolution*AlgorithmEx");
   return pick<Ops>(h, p, perfs, got, wanted, cap);
 }
 

@@ -13,9 +13,10 @@
 // whose math type is the one asked for, where that matters for exactness,
 // and whose workspace fits EpContext::conv_workspace_bytes) or, with
 // cudnn_conv_algo_search=EXHAUSTIVE, measured (cudnnFind*AlgorithmEx, on
-// the real tensors, with a workspace of that cap from stream
-// scratch; the search times the algorithms, so it waits for the stream,
-// once per problem). The workspace comes from stream scratch slot kConvWorkspaceSlot.
+// the real tensors, with a workspace of that cap from the stream's own
+// scratch, given back after the search; the search times the algorithms,
+// so it waits for the stream, once per problem). The chosen algorithm's
+// workspace comes from stream scratch slot kConvWorkspaceSlot.
 #pragma once
 
 #include <cstddef>
