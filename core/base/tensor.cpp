@@ -13,6 +13,9 @@ size_t dtype_size(DType t) {
     case DType::kComplex128: return 16;
     case DType::kInt16: case DType::kUint16: case DType::kFloat16: case DType::kBFloat16: return 2;
     case DType::kInt8: case DType::kUint8: case DType::kBool: return 1;
+    case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ:
+    case DType::kUint4: case DType::kInt4: case DType::kFloat4E2M1: case DType::kFloat8E8M0: case DType::kUint2:
+    case DType::kInt2: return 1;  // unpacked: one element per byte
     case DType::kString: case DType::kUndefined: return 0;
   }
   return 0;
@@ -36,6 +39,16 @@ std::string dtype_name(DType t) {
     case DType::kComplex64: return "complex64";
     case DType::kComplex128: return "complex128";
     case DType::kBFloat16: return "bfloat16";
+    case DType::kFloat8E4M3FN: return "float8e4m3fn";
+    case DType::kFloat8E4M3FNUZ: return "float8e4m3fnuz";
+    case DType::kFloat8E5M2: return "float8e5m2";
+    case DType::kFloat8E5M2FNUZ: return "float8e5m2fnuz";
+    case DType::kUint4: return "uint4";
+    case DType::kInt4: return "int4";
+    case DType::kFloat4E2M1: return "float4e2m1";
+    case DType::kFloat8E8M0: return "float8e8m0";
+    case DType::kUint2: return "uint2";
+    case DType::kInt2: return "int2";
     case DType::kUndefined: break;
   }
   return "undefined(" + std::to_string(static_cast<int>(t)) + ")";

@@ -1,5 +1,7 @@
 #include "onnx/model_saver.h"
 
+#include "onnx/sub_byte.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -66,8 +68,9 @@ void set_value_info(const ir::Graph& g, const std::string& name, ::onnx::ValueIn
     if (!set_type(it->second, vi->mutable_type())) vi->clear_type();
 }
 
+// Sub-byte tensors stay inside the proto, where tensor_to_proto packs them.
 bool goes_external(const Tensor& t, size_t threshold) {
-  return !t.is_string() && t.byte_size() > 0 && t.byte_size() >= threshold;
+  return !t.is_string() && packed_bits(t.dtype()) == 0 && t.byte_size() > 0 && t.byte_size() >= threshold;
 }
 
 // Bytes of tensor data that would stay inside the proto with `threshold`.

@@ -1,5 +1,7 @@
 #include "onnx/tensor_proto.h"
 
+#include "onnx/sub_byte.h"
+
 #include <bit>
 #include <charconv>
 #include <filesystem>
@@ -21,7 +23,7 @@ std::string tensor_label(const ::onnx::TensorProto& proto) {
   return proto.name().empty() ? std::string("tensor (unnamed)") : "tensor '" + proto.name() + "'";
 }
 
-bool is_known_dtype(int32_t t) { return t >= static_cast<int32_t>(DType::kFloat) && t <= static_cast<int32_t>(DType::kBFloat16); }
+bool is_known_dtype(int32_t t) { return t >= static_cast<int32_t>(DType::kFloat) && t <= kLastDType; }
 
 Expected<int64_t> parse_non_negative(const std::string& text) {
   int64_t v = 0;
@@ -177,7 +179,17 @@ void copy_typed_field(const ::onnx::TensorProto& proto, DType dtype, void* dst) 
     case DType::kFloat16:
     case DType::kBFloat16: convert_field<uint16_t>(proto.int32_data(), dst); return;
     case DType::kInt8: convert_field<int8_t>(proto.int32_data(), dst); return;
-    case DType::kUint8: convert_field<uint8_t>(proto.int32_data(), dst); return;
+    case DType::kUint8:
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0: convert_field<uint8_t>(proto.int32_data(), dst); return;
+    case DType::kInt4:
+    case DType::kUint4:
+    case DType::kFloat4E2M1:
+    case DType::kInt2:
+    case DType::kUint2: return;  // packed: decode_tensor unpacks them
     case DType::kBool: {
       auto* out = static_cast<uint8_t*>(dst);
       for (int i = 0; i < proto.int32_data_size(); ++i) out[i] = proto.int32_data(i) != 0 ? 1 : 0;
@@ -195,6 +207,41 @@ std::string describe_byte_limit(const char* key, int64_t bytes) {
 }
 
 namespace {
+
+// The sub-byte types (onnx/sub_byte.h): packed in raw_data, external data or
+// int32_data (one packed byte per int32), unpacked to a byte per element.
+Expected<Tensor> decode_packed(const ::onnx::TensorProto& proto, const std::string& model_dir, int64_t max_bytes,
+                               Dims dims, int64_t count) {
+  const std::string label = tensor_label(proto);
+  const DType dtype = static_cast<DType>(proto.data_type());
+  const int64_t file_bytes = packed_bytes(dtype, count);
+  if (max_bytes > 0 && count > max_bytes)
+    return invalid_argument(label + ": shape " + dims_string(dims) + " of type " + dtype_name(dtype) + " takes " +
+                            std::to_string(count) + " bytes unpacked, over " +
+                            describe_byte_limit("max_tensor_mb", max_bytes));
+  std::string packed;
+  if (proto.data_location() == ::onnx::TensorProto_DataLocation_EXTERNAL) {
+    LOOM_ASSIGN_OR_RETURN(ExternalSlice slice, locate_external(proto, model_dir, static_cast<size_t>(file_bytes)));
+    packed.resize(static_cast<size_t>(file_bytes));
+    LOOM_RETURN_IF_ERROR(read_slice(label, slice, packed.size(), packed.data()));
+  } else if (proto.has_raw_data()) {
+    if (static_cast<int64_t>(proto.raw_data().size()) != file_bytes)
+      return invalid_argument(label + ": raw_data holds " + std::to_string(proto.raw_data().size()) +
+                              " bytes, shape " + dims_string(dims) + " of type " + dtype_name(dtype) + " needs " +
+                              std::to_string(file_bytes) + " (packed)");
+    packed = proto.raw_data();
+  } else {
+    if (proto.int32_data_size() != file_bytes)
+      return invalid_argument(label + ": shape " + dims_string(dims) + " of type " + dtype_name(dtype) + " needs " +
+                              std::to_string(file_bytes) + " packed bytes in int32_data (raw_data is absent), got " +
+                              std::to_string(proto.int32_data_size()));
+    for (int32_t v : proto.int32_data()) packed.push_back(static_cast<char>(static_cast<uint8_t>(v)));
+  }
+  LOOM_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(dtype, std::move(dims)));
+  unpack_sub_byte(dtype, reinterpret_cast<const uint8_t*>(packed.data()), count,
+                  static_cast<uint8_t*>(t.mutable_data()));
+  return t;
+}
 
 // tensor_from_proto without the check of the decoded values; takes the
 // raw_data string when `taken` is proto's own, mutable, raw_data.
@@ -242,6 +289,7 @@ Expected<Tensor> decode_tensor(const ::onnx::TensorProto& proto, const std::stri
     return invalid_argument(label + ": byte size of shape " + dims_string(dims) + " of type " + dtype_name(dtype) +
                             " overflows");
   const size_t expected_bytes = static_cast<size_t>(count) * esize;
+  if (packed_bits(dtype) > 0) return decode_packed(proto, model_dir, max_bytes, std::move(dims), count);
   if (max_bytes > 0 && expected_bytes > static_cast<uint64_t>(max_bytes))
     return invalid_argument(label + ": shape " + dims_string(dims) + " of type " + dtype_name(dtype) + " takes " +
                             std::to_string(expected_bytes) + " bytes, over " +
@@ -298,6 +346,8 @@ Expected<Tensor> take_tensor_from_proto(::onnx::TensorProto& proto, const std::s
   for (int64_t d : t.dims()) proto.add_dims(d);
   if (t.is_string()) {
     for (const std::string& s : t.strings()) proto.add_string_data(s);
+  } else if (packed_bits(t.dtype()) > 0) {
+    proto.set_raw_data(pack_sub_byte(t.dtype(), static_cast<const uint8_t*>(t.data()), t.element_count()));
   } else {
     proto.set_raw_data(t.data(), t.byte_size());
   }

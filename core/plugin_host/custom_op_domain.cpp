@@ -25,7 +25,7 @@ LOOM_Status* set_output(LOOM_ShapeInferenceSink* sink, uint64_t index, int32_t d
   if (index >= sink->outputs->size())
     return to_abi(invalid_argument("set_output: output " + std::to_string(index) + " of " +
                                    std::to_string(sink->outputs->size())));
-  if (dtype < LOOM_DTYPE_UNDEFINED || dtype > LOOM_DTYPE_BFLOAT16)
+  if (dtype < LOOM_DTYPE_UNDEFINED || dtype > LOOM_DTYPE_INT2)
     return to_abi(invalid_argument("set_output: unknown dtype " + std::to_string(dtype)));
   if (rank < -1 || rank > 64 || (rank > 0 && dims == nullptr))
     return to_abi(invalid_argument("set_output: invalid rank " + std::to_string(rank)));
@@ -159,7 +159,7 @@ class DomainReader {
       }
       std::vector<int32_t> dtypes(c->dtypes, c->dtypes + c->dtype_count);
       for (int32_t d : dtypes)
-        if (d <= LOOM_DTYPE_UNDEFINED || d > LOOM_DTYPE_BFLOAT16)
+        if (d <= LOOM_DTYPE_UNDEFINED || d > LOOM_DTYPE_INT2)
           problem(name + ": type parameter " + sv(c->param) + " allows unknown dtype " + std::to_string(d));
       if (!op->type_constraints.emplace(sv(c->param), std::move(dtypes)).second)
         problem(name + ": type parameter " + sv(c->param) + " is constrained twice");

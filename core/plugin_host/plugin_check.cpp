@@ -87,7 +87,7 @@ class Findings {
   std::map<std::string, std::pair<size_t, std::vector<std::string>>> found_;
 };
 
-bool is_known_dtype(int32_t t) { return t >= LOOM_DTYPE_FLOAT && t <= LOOM_DTYPE_BFLOAT16; }
+bool is_known_dtype(int32_t t) { return t >= LOOM_DTYPE_FLOAT && t <= LOOM_DTYPE_INT2; }
 
 std::string kernel_name(const LOOM_KernelDef& d, size_t index) {
   std::string domain = sv(d.domain);

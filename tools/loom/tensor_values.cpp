@@ -81,6 +81,20 @@ std::string format_value(const Tensor& t, int64_t i) {
     case DType::kInt64: return std::to_string(t.data_as<int64_t>()[i]);
     case DType::kUint64: return std::to_string(t.data_as<uint64_t>()[i]);
     case DType::kBool: return t.data_as<uint8_t>()[i] ? "true" : "false";
+    case DType::kInt4:
+    case DType::kInt2: return std::to_string(t.data_as<int8_t>()[i]);
+    case DType::kUint4:
+    case DType::kUint2: return std::to_string(t.data_as<uint8_t>()[i]);
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0:
+    case DType::kFloat4E2M1: {  // the code: decoding is the kernels' (reference common/small_types.h)
+      static constexpr char kHex[] = "0123456789abcdef";
+      const uint8_t c = t.data_as<uint8_t>()[i];
+      return std::string{'0', 'x', kHex[c >> 4], kHex[c & 15]};
+    }
     case DType::kString: {
       std::string s = t.strings()[static_cast<size_t>(i)];
       if (s.size() > 32) s = s.substr(0, 29) + "...";
@@ -123,6 +137,19 @@ Expected<Tensor> random_tensor(DType dtype, const Dims& dims, std::mt19937_64& r
     case DType::kInt64: fill<int64_t>(t, s); break;
     case DType::kUint64: fill<uint64_t>(t, s); break;
     case DType::kBool: fill<uint8_t>(t, [&] { return static_cast<uint8_t>(coin(rng)); }); break;
+    // The 8/4/2-bit types: small values of each (finite codes for the floats).
+    case DType::kInt4:
+    case DType::kInt2: fill<int8_t>(t, [&] { return static_cast<int8_t>(coin(rng) - coin(rng)); }); break;
+    case DType::kUint4:
+    case DType::kUint2: fill<uint8_t>(t, [&] { return static_cast<uint8_t>(s() % 4); }); break;
+    case DType::kFloat4E2M1: fill<uint8_t>(t, [&] { return static_cast<uint8_t>(s() % 8 + 8 * coin(rng)); }); break;
+    case DType::kFloat8E8M0: fill<uint8_t>(t, [&] { return static_cast<uint8_t>(122 + s()); }); break;  // 2^-5..2^4
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:  // exponent fields 5..8 of both formats, either sign: finite, about 2^-3..2^1
+      fill<uint8_t>(t, [&] { return static_cast<uint8_t>(0x28 + s() * 3 + 0x80 * coin(rng)); });
+      break;
     case DType::kString:
     case DType::kUndefined: return invalid_argument("cannot generate values of type " + dtype_name(dtype));
   }

@@ -31,7 +31,24 @@ enum class DType : int32_t {
   kComplex64 = 14,
   kComplex128 = 15,
   kBFloat16 = 16,
+  // ONNX's newer element types (IR 9 and later). Loom keeps one element per
+  // byte: the float8 / float8e8m0 code; float4e2m1's code in the low nibble;
+  // int4 / int2 as a signed byte, uint4 / uint2 as an unsigned one (as
+  // numpy's ml_dtypes). Files pack the sub-byte ones (onnx/sub_byte.h).
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUint4 = 21,
+  kInt4 = 22,
+  kFloat4E2M1 = 23,
+  kFloat8E8M0 = 24,
+  kUint2 = 25,
+  kInt2 = 26,
 };
+
+// The largest DType value Loom knows.
+constexpr int32_t kLastDType = 26;
 
 // Bytes per element; 0 for strings and undefined.
 size_t dtype_size(DType t);

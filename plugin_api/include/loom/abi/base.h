@@ -108,6 +108,19 @@ typedef struct LOOM_Status LOOM_Status;
 #define LOOM_DTYPE_COMPLEX64 14
 #define LOOM_DTYPE_COMPLEX128 15
 #define LOOM_DTYPE_BFLOAT16 16
+/* ABI 0.2: ONNX's newer types, one element per byte in memory (float8 and
+ * float8e8m0 codes; float4e2m1's code in the low nibble; int4 / int2 as
+ * int8_t, uint4 / uint2 as uint8_t). */
+#define LOOM_DTYPE_FLOAT8E4M3FN 17
+#define LOOM_DTYPE_FLOAT8E4M3FNUZ 18
+#define LOOM_DTYPE_FLOAT8E5M2 19
+#define LOOM_DTYPE_FLOAT8E5M2FNUZ 20
+#define LOOM_DTYPE_UINT4 21
+#define LOOM_DTYPE_INT4 22
+#define LOOM_DTYPE_FLOAT4E2M1 23
+#define LOOM_DTYPE_FLOAT8E8M0 24
+#define LOOM_DTYPE_UINT2 25
+#define LOOM_DTYPE_INT2 26
 
 /* Log levels (int32_t). */
 #define LOOM_LOG_TRACE 0

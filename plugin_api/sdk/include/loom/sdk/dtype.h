@@ -118,6 +118,9 @@ inline size_t dtype_size(int32_t dtype) {
     case LOOM_DTYPE_INT16: case LOOM_DTYPE_UINT16: case LOOM_DTYPE_FLOAT16:
     case LOOM_DTYPE_BFLOAT16: return 2;
     case LOOM_DTYPE_INT8: case LOOM_DTYPE_UINT8: case LOOM_DTYPE_BOOL: return 1;
+    case LOOM_DTYPE_FLOAT8E4M3FN: case LOOM_DTYPE_FLOAT8E4M3FNUZ: case LOOM_DTYPE_FLOAT8E5M2:
+    case LOOM_DTYPE_FLOAT8E5M2FNUZ: case LOOM_DTYPE_UINT4: case LOOM_DTYPE_INT4: case LOOM_DTYPE_FLOAT4E2M1:
+    case LOOM_DTYPE_FLOAT8E8M0: case LOOM_DTYPE_UINT2: case LOOM_DTYPE_INT2: return 1;  // one element per byte
     default: return 0;
   }
 }
@@ -140,6 +143,16 @@ inline std::string dtype_name(int32_t dtype) {
     case LOOM_DTYPE_COMPLEX64: return "complex64";
     case LOOM_DTYPE_COMPLEX128: return "complex128";
     case LOOM_DTYPE_BFLOAT16: return "bfloat16";
+    case LOOM_DTYPE_FLOAT8E4M3FN: return "float8e4m3fn";
+    case LOOM_DTYPE_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
+    case LOOM_DTYPE_FLOAT8E5M2: return "float8e5m2";
+    case LOOM_DTYPE_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
+    case LOOM_DTYPE_UINT4: return "uint4";
+    case LOOM_DTYPE_INT4: return "int4";
+    case LOOM_DTYPE_FLOAT4E2M1: return "float4e2m1";
+    case LOOM_DTYPE_FLOAT8E8M0: return "float8e8m0";
+    case LOOM_DTYPE_UINT2: return "uint2";
+    case LOOM_DTYPE_INT2: return "int2";
     default: return "undefined(" + std::to_string(dtype) + ")";
   }
 }
