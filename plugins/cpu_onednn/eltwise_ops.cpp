@@ -61,6 +61,7 @@ std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& n) {
   if (op == "Abs") return V{{algorithm::eltwise_abs}};
   if (op == "Neg") return V{{algorithm::eltwise_linear, -1.f, 0.f}};
   if (op == "Softplus") return V{{algorithm::eltwise_soft_relu}};
+  if (op == "Mish") return V{{algorithm::eltwise_mish}};
   if (op == "HardSwish") return V{{algorithm::eltwise_hardswish}};
   // oneDNN 2.6 has no hardsigmoid: alpha*x+beta, then clip to [0, 1].
   if (op == "HardSigmoid")

@@ -430,9 +430,8 @@ NodeSpec layer_norm_node(const LayerNormMatch& l, const NodeSpec& last) {
   return n;
 }
 
-// Replaces each matched pattern by its new node (placed at the index of the
-// pattern's last node, which keeps the order topological) and drops the
-// pattern's other nodes.
+}  // namespace
+
 void apply_rewrites(PartitionSpec& spec, std::map<size_t, NodeSpec>& replacement, const std::set<size_t>& removed) {
   if (removed.empty()) return;
   std::vector<NodeSpec> nodes;
@@ -444,7 +443,6 @@ void apply_rewrites(PartitionSpec& spec, std::map<size_t, NodeSpec>& replacement
   spec.nodes = std::move(nodes);
 }
 
-}  // namespace
 
 std::vector<std::vector<size_t>> find_gelu_patterns(const PartitionSpec& spec) {
   std::vector<std::vector<size_t>> out;

@@ -3,6 +3,8 @@
 // a single post-op of the primitive before it.
 #pragma once
 
+#include <map>
+#include <set>
 #include <vector>
 
 #include "partition_spec.h"
@@ -54,5 +56,17 @@ std::vector<std::vector<size_t>> find_layer_norm_patterns(const PartitionSpec& s
 // Only when the DQ's and the MaxPool's results have that one consumer, are
 // not partition outputs, and the MaxPool has no Indices output.
 void fuse_quantized_max_pool_patterns(PartitionSpec& spec);
+
+// Mish written out, x * Tanh(Softplus(x)) (torch's export of F.mish
+// before opset 18), becomes one Mish node (oneDNN eltwise_mish): oneDNN's
+// soft_relu alone loses all relative precision below x = -10 (a value of
+// -2e-11 came out as +5e-5), eltwise_mish stays within 5e-8 absolute of the
+// reference EP. Same conditions as above (mish_pattern.cpp).
+void fuse_mish_patterns(PartitionSpec& spec);
+
+// Replaces each matched pattern by its new node (placed at the index of the
+// pattern's last node, which keeps the order topological) and drops the
+// pattern's other nodes; the pattern rewrites above share it.
+void apply_rewrites(PartitionSpec& spec, std::map<size_t, NodeSpec>& replacement, const std::set<size_t>& removed);
 
 }  // namespace loom::onednn
