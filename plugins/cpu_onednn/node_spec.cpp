@@ -14,6 +14,8 @@ const char* const kAttributeNames[] = {
     "perm", "allowzero", "min", "max", "stash_type", "keepdims", "is_test", "consumed_inputs",
     "broadcast", "legacy_cuda_hack", "mode", "coordinate_transformation_mode", "nearest_mode",
     "cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias", "keep_aspect_ratio_policy",
+    // Pad before opset 11 (opset 1 names the pads "paddings")
+    "value", "paddings",
     // com.microsoft Attention
     "num_heads", "unidirectional", "qkv_hidden_sizes", "mask_filter_value", "scale", "do_rotary",
     "past_present_share_buffer",

@@ -240,6 +240,21 @@ SupportVerdict check_concat(const NodeSpec& n) {
   return yes(OpRole::kCompute);
 }
 
+// Pad: float32 data; pads, the constant value and axes known now (constant
+// inputs from opset 11), so the host step is planned once (ops/pad.cpp).
+SupportVerdict check_pad(const NodeSpec& n) {
+  const std::string mode = n.attr_string("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") return no("unknown mode '" + mode + "'");
+  if (!n.input_rank(0) || *n.input_rank(0) < 1) return no("the input's rank must be known (and not 0)");
+  if (n.opset >= 11) {
+    if (!n.has_input(1) || !n.small_constants.count(1)) return no("pads must be a constant");
+    if (n.has_input(2) && (n.input_dtypes[2] != LOOM_DTYPE_FLOAT || !n.small_constants.count(2)))
+      return no("constant_value must be a float32 constant");
+    if (n.has_input(3) && !n.small_constants.count(3)) return no("axes must be a constant");
+  }
+  return yes(OpRole::kCompute);
+}
+
 // Resize / Upsample: only where oneDNN's resampling equals ONNX exactly
 // (resize_rules.h); unknown dims are -1 and checked again when built.
 SupportVerdict check_resize(const NodeSpec& n) {
@@ -393,6 +408,7 @@ OpCheck op_check(const NodeSpec& n) {
   if (op == "Reshape" || op == "Flatten") return check_reshape;
   if (op == "Transpose") return check_transpose;
   if (op == "Resize" || op == "Upsample") return check_resize;
+  if (op == "Pad") return check_pad;
   if (binary_algorithm_for(n)) return check_binary;
   if (eltwise_steps_for(n)) return check_unary;
   return nullptr;
@@ -412,9 +428,9 @@ SupportVerdict check_support(const NodeSpec& n) {
   // An op cpu_onednn has no kernel for says so, whatever its types.
   const OpCheck check = op_check(n);
   if (check == nullptr) return no("op not implemented by cpu_onednn");
-  // Data inputs are float; Reshape's shape, Resize's roi / scales / sizes and
-  // Clip's bounds are checked below.
-  const size_t float_inputs = (op == "Reshape" || op == "Resize" || op == "Upsample") ? 1 : n.inputs.size();
+  // Data inputs are float; Reshape's shape, Resize's roi / scales / sizes,
+  // Pad's pads / value / axes and Clip's bounds are checked below.
+  const size_t float_inputs = (op == "Reshape" || op == "Resize" || op == "Upsample" || op == "Pad") ? 1 : n.inputs.size();
   if (!all_float(n, float_inputs)) return no("only float32 is compiled, " + first_non_float(n, float_inputs));
   if (!n.other_attrs.empty()) return no("attribute '" + n.other_attrs.front() + "' of an unhandled kind");
   if (n.input_shapes.empty() || !n.has_input(0)) return no("missing input");

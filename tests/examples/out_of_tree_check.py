@@ -37,6 +37,30 @@ def fail(msg):
     sys.exit(1)
 
 
+def abi_version(source):
+    """(major, minor) of the plugin ABI, from its header."""
+    text = open(os.path.join(source, "plugin_api", "include", "loom", "abi", "base.h")).read()
+    pick = lambda part: int(text.split(f"#define LOOM_ABI_VERSION_{part} ")[1].split()[0])
+    return pick("MAJOR"), pick("MINOR")
+
+
+def check_package_versions(work, prefix, source):
+    """find_package(Loom X.Y) accepts every ABI this host loads (same major,
+    minor up to its own) and refuses a newer minor."""
+    major, minor = abi_version(source)
+    for want, ok in [(f"{major}.{minor}", True), (f"{major}.0", True), (f"{major}.{minor + 1}", False)]:
+        proj = os.path.join(work, "version-" + want)
+        os.makedirs(proj, exist_ok=True)
+        with open(os.path.join(proj, "CMakeLists.txt"), "w") as f:
+            f.write(f"cmake_minimum_required(VERSION 3.22)\nproject(v LANGUAGES CXX)\n"
+                    f"find_package(Loom {want} REQUIRED)\n")
+        p = subprocess.run(["cmake", "-S", proj, "-B", os.path.join(proj, "build"), f"-DCMAKE_PREFIX_PATH={prefix}"],
+                           capture_output=True, text=True)
+        if (p.returncode == 0) != ok:
+            fail(f"find_package(Loom {want}) {'failed' if ok else 'succeeded'} against ABI {major}.{minor}:\n"
+                 f"{p.stderr[-1500:]}")
+
+
 def run(cmd, **kw):
     p = subprocess.run(cmd, capture_output=True, text=True, **kw)
     if p.returncode != 0:
@@ -114,6 +138,8 @@ def main():
         includes = [os.path.normpath(f[2:]) for f in flags if f.startswith("-I")]
         if os.path.join(prefix, "include") not in includes or "-lloom_core" not in flags:
             fail(f"pkg-config loom gave '{' '.join(flags)}'")
+
+    check_package_versions(work, prefix, args.source)
 
     for ex in EXAMPLES:
         build = os.path.join(work, "build-" + ex)

@@ -29,6 +29,7 @@ OpBuilderFn op_builder_for(const std::string& op) {
       {"Transpose", build_transpose},
       {"Resize", build_resize},
       {"Upsample", build_resize},
+      {"Pad", build_pad},
       {"QLinearConv", build_qlinear_conv},
       {"QLinearMatMul", build_qlinear_matmul},
       {"QuantizeLinear", build_quantize_linear},

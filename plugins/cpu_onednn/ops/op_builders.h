@@ -33,6 +33,7 @@ size_t build_concat(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  
 size_t build_reshape(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);         // layout.cpp
 size_t build_transpose(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);       // layout.cpp
 size_t build_resize(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // resampling.cpp
+size_t build_pad(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);             // pad.cpp
 size_t build_qlinear_conv(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);    // qlinear_conv.cpp
 size_t build_qlinear_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // qlinear_matmul.cpp
 // QuantizeLinear and DequantizeLinear (quantize.cpp).
