@@ -10,6 +10,10 @@
 namespace loom::ir {
 
 std::string ValueType::to_string() const {
+  if (kind == ValueKind::kMap || key_dtype != DType::kUndefined) {
+    const std::string m = "map(" + dtype_name(key_dtype) + "," + dtype_name(dtype) + ")";
+    return kind == ValueKind::kSequence ? "seq(" + m + ")" : m;
+  }
   std::string s = kind == ValueKind::kSequence ? "seq(" : kind == ValueKind::kOptional ? "optional(" : "";
   s += dtype_name(dtype);
   if (has_shape) {

@@ -18,6 +18,8 @@ struct ValueType {
   DType dtype = DType::kUndefined;  // element type (of the tensor, or of the sequence's tensors)
   bool has_shape = false;           // rank known
   std::vector<DimInfo> dims;
+  // kMap, and kSequence of maps: the key type (dtype is the values').
+  DType key_dtype = DType::kUndefined;
 
   // Concrete dims when every dim has a value; -1 entries otherwise.
   Dims known_dims() const {

@@ -364,8 +364,20 @@ ir::ValueType value_type_from_proto(const ::onnx::TypeProto& t) {
       break;
     case ::onnx::TypeProto::kSequenceType:
       vt.kind = ir::ValueKind::kSequence;
-      if (t.sequence_type().elem_type().has_tensor_type()) tensor = &t.sequence_type().elem_type();
+      if (t.sequence_type().elem_type().has_tensor_type()) {
+        tensor = &t.sequence_type().elem_type();
+      } else if (t.sequence_type().elem_type().has_map_type()) {  // seq(map(K, tensor(V))): ZipMap's
+        const auto& m = t.sequence_type().elem_type().map_type();
+        vt.key_dtype = static_cast<DType>(m.key_type());
+        if (m.value_type().has_tensor_type()) vt.dtype = static_cast<DType>(m.value_type().tensor_type().elem_type());
+      }
       break;
+    case ::onnx::TypeProto::kMapType:
+      vt.kind = ir::ValueKind::kMap;
+      vt.key_dtype = static_cast<DType>(t.map_type().key_type());
+      if (t.map_type().value_type().has_tensor_type())
+        vt.dtype = static_cast<DType>(t.map_type().value_type().tensor_type().elem_type());
+      return vt;
     case ::onnx::TypeProto::kOptionalType:
       vt.kind = ir::ValueKind::kOptional;
       if (t.optional_type().elem_type().has_tensor_type()) tensor = &t.optional_type().elem_type();

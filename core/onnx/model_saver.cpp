@@ -47,7 +47,19 @@ bool set_type(const ir::ValueType& vt, ::onnx::TypeProto* tp) {
       return true;
     case ValueKind::kSequence: {
       auto* elem = tp->mutable_sequence_type()->mutable_elem_type();
-      if (vt.dtype != DType::kUndefined) set_tensor_type(vt, elem->mutable_tensor_type());
+      if (vt.key_dtype != DType::kUndefined) {  // a sequence of maps
+        auto* m = elem->mutable_map_type();
+        m->set_key_type(static_cast<int32_t>(vt.key_dtype));
+        m->mutable_value_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(vt.dtype));
+      } else if (vt.dtype != DType::kUndefined) {
+        set_tensor_type(vt, elem->mutable_tensor_type());
+      }
+      return true;
+    }
+    case ValueKind::kMap: {
+      auto* m = tp->mutable_map_type();
+      m->set_key_type(static_cast<int32_t>(vt.key_dtype));
+      m->mutable_value_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(vt.dtype));
       return true;
     }
     case ValueKind::kOptional: {

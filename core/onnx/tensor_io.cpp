@@ -267,6 +267,7 @@ Expected<Value> read_value_pb(const std::string& path, ValueKind kind) {
       }
       case ValueKind::kSequence: return parse_sequence(bytes, dir);
       case ValueKind::kOptional: return parse_optional(bytes, dir);
+      case ValueKind::kMap: return not_implemented("map values are not read from files (MapProto)");
       case ValueKind::kUnknown: break;
     }
     return parse_any(bytes, dir);
@@ -279,7 +280,10 @@ Expected<Value> read_value_pb(const std::string& path, ValueKind kind) {
 Status write_value_pb(const Value& value, ValueKind kind, const std::string& name, const std::string& path) {
   if (kind == ValueKind::kUnknown)
     kind = value.is_tensor() ? ValueKind::kTensor : value.is_sequence() ? ValueKind::kSequence : ValueKind::kOptional;
+  if (value.is_map() || value.is_sequence_of_maps())
+    return not_implemented(path + ": '" + name + "' holds maps, which are not written to files (MapProto)");
   switch (kind) {
+    case ValueKind::kMap: return not_implemented(path + ": '" + name + "' is a map (MapProto is not written)");
     case ValueKind::kTensor:
       if (!value.is_tensor())
         return invalid_argument(path + ": '" + name + "' is declared a tensor but the value is " +

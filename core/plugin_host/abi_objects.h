@@ -35,7 +35,8 @@ struct LOOM_Value {
   LOOM_Tensor tensor;    // kind TENSOR: the view
   loom::Tensor owned;    // host storage the view points into, when owned or shared
   int32_t elem_dtype = LOOM_DTYPE_UNDEFINED;  // kind SEQUENCE
-  std::vector<std::unique_ptr<LOOM_Value>> elements;  // kind SEQUENCE
+  // kind SEQUENCE: the elements; kind MAP: {keys, values}, two 1-D tensors.
+  std::vector<std::unique_ptr<LOOM_Value>> elements;
 };
 
 struct LOOM_GraphView;
@@ -129,6 +130,10 @@ std::unique_ptr<LOOM_Value> tensor_view_value(DType dtype, const Dims& dims, voi
 Expected<std::unique_ptr<LOOM_Value>> new_tensor_value(DType dtype, const Dims& dims);
 // Deep copy into host memory (fails for data the host cannot read).
 Expected<std::unique_ptr<LOOM_Value>> clone_value(const LOOM_Value& v);
+// A MAP value of two TENSOR values: keys 1-D int64 or string, values 1-D
+// of the same length, both host-readable; else an error saying which.
+Expected<std::unique_ptr<LOOM_Value>> make_map_value(std::unique_ptr<LOOM_Value> keys,
+                                                     std::unique_ptr<LOOM_Value> values);
 // Conversions with the public Value; from_public shares tensor storage.
 std::unique_ptr<LOOM_Value> from_public(const Value& v);
 Expected<Value> to_public(const LOOM_Value& v);

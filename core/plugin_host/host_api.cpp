@@ -286,12 +286,17 @@ LOOM_Status* value_sequence_append(LOOM_Value* seq, LOOM_Value* element) {
   std::unique_ptr<LOOM_Value> e(element);  // owned from here on, also on error
   if (seq == nullptr || seq->kind != LOOM_VALUE_SEQUENCE)
     return status_create(LOOM_STATUS_INVALID_ARGUMENT, view(std::string("value_sequence_append: not a sequence")));
-  if (!e || e->kind != LOOM_VALUE_TENSOR)
+  if (!e || (e->kind != LOOM_VALUE_TENSOR && e->kind != LOOM_VALUE_MAP))
     return status_create(LOOM_STATUS_INVALID_ARGUMENT,
-                         view(std::string("value_sequence_append: sequence elements must be tensors")));
-  if (seq->elem_dtype != LOOM_DTYPE_UNDEFINED && e->tensor.dtype != seq->elem_dtype)
+                         view(std::string("value_sequence_append: sequence elements must be tensors or maps")));
+  if (!seq->elements.empty() && seq->elements.front()->kind != e->kind)
     return status_create(LOOM_STATUS_INVALID_ARGUMENT,
-                         view("value_sequence_append: element type " + dtype_name(static_cast<DType>(e->tensor.dtype)) +
+                         view(std::string("value_sequence_append: a sequence holds tensors or maps, not both")));
+  // A map's element type is its values'.
+  const int32_t elem = e->kind == LOOM_VALUE_MAP ? e->elements[1]->tensor.dtype : e->tensor.dtype;
+  if (seq->elem_dtype != LOOM_DTYPE_UNDEFINED && elem != seq->elem_dtype)
+    return status_create(LOOM_STATUS_INVALID_ARGUMENT,
+                         view("value_sequence_append: element type " + dtype_name(static_cast<DType>(elem)) +
                               " differs from the sequence's " + dtype_name(static_cast<DType>(seq->elem_dtype))));
   try {
     seq->elements.push_back(std::move(e));
@@ -301,6 +306,21 @@ LOOM_Status* value_sequence_append(LOOM_Value* seq, LOOM_Value* element) {
   return nullptr;
 }
 void value_release(LOOM_Value* v) { delete v; }
+LOOM_Status* value_create_map(LOOM_Value* keys, LOOM_Value* values, LOOM_Value** out) {
+  std::unique_ptr<LOOM_Value> k(keys), v(values);  // owned from here on, also on error
+  if (out == nullptr) return status_create(LOOM_STATUS_INVALID_ARGUMENT, view(std::string("value_create_map: NULL out")));
+  *out = nullptr;
+  auto m = make_map_value(std::move(k), std::move(v));
+  if (!m) return to_abi(m.status().with_context("value_create_map"));
+  *out = m->release();
+  return nullptr;
+}
+const LOOM_Value* value_map_keys(const LOOM_Value* m) {
+  return m && m->kind == LOOM_VALUE_MAP ? m->elements[0].get() : nullptr;
+}
+const LOOM_Value* value_map_values(const LOOM_Value* m) {
+  return m && m->kind == LOOM_VALUE_MAP ? m->elements[1].get() : nullptr;
+}
 LOOM_Status* kernel_set_output(LOOM_KernelContext* c, uint64_t i, LOOM_Value* value) {
   std::unique_ptr<LOOM_Value> v(value);
   if (!v) return status_create(LOOM_STATUS_INVALID_ARGUMENT, view(std::string("kernel_set_output: NULL value")));
@@ -415,6 +435,9 @@ LOOM_HostApi make_table() {
   t.kernel_stream = kernel_stream;
   t.kernel_scratch = kernel_scratch;
   t.kernel_should_stop = kernel_should_stop;
+  t.value_create_map = value_create_map;
+  t.value_map_keys = value_map_keys;
+  t.value_map_values = value_map_values;
   return t;
 }
 

@@ -54,25 +54,60 @@ Expected<std::unique_ptr<LOOM_Value>> clone_value(const LOOM_Value& v) {
   return out;
 }
 
+Expected<std::unique_ptr<LOOM_Value>> make_map_value(std::unique_ptr<LOOM_Value> keys,
+                                                     std::unique_ptr<LOOM_Value> values) {
+  if (!keys || !values || keys->kind != LOOM_VALUE_TENSOR || values->kind != LOOM_VALUE_TENSOR)
+    return invalid_argument("a map's keys and values must be tensors");
+  const LOOM_Tensor &k = keys->tensor, &v = values->tensor;
+  if (k.dtype != LOOM_DTYPE_INT64 && k.dtype != LOOM_DTYPE_STRING)
+    return invalid_argument("map keys must be int64 or string, got " + dtype_name(static_cast<DType>(k.dtype)));
+  if (k.dims.size() != 1 || v.dims.size() != 1 || k.dims[0] != v.dims[0])
+    return invalid_argument("map keys " + dims_string(k.dims) + " and values " + dims_string(v.dims) +
+                            " must be 1-D of one length");
+  for (const LOOM_Tensor* t : {&k, &v})
+    if (t->memory != nullptr && !t->memory->host_accessible)
+      return not_implemented("map keys and values must be in host memory");
+  auto m = std::make_unique<LOOM_Value>();
+  m->kind = LOOM_VALUE_MAP;
+  m->elem_dtype = v.dtype;
+  m->elements.push_back(std::move(keys));
+  m->elements.push_back(std::move(values));
+  return m;
+}
+
 std::unique_ptr<LOOM_Value> from_public(const Value& v) {
   if (v.is_tensor()) return tensor_value(v.tensor());
   auto out = std::make_unique<LOOM_Value>();
-  if (v.is_sequence()) {
+  if (v.is_map()) {  // checked by the caller (session_inputs.cpp) before it gets here
+    out->kind = LOOM_VALUE_MAP;
+    out->elem_dtype = static_cast<int32_t>(v.map_values().dtype());
+    out->elements.push_back(tensor_value(v.map_keys()));
+    out->elements.push_back(tensor_value(v.map_values()));
+  } else if (v.is_sequence()) {
     out->kind = LOOM_VALUE_SEQUENCE;
     out->elem_dtype = static_cast<int32_t>(v.sequence_dtype());
     for (const Tensor& t : v.elements()) out->elements.push_back(tensor_value(t));
+    for (const Value& m : v.maps()) out->elements.push_back(from_public(m));
   }
   return out;
 }
 
 Expected<Value> to_public(const LOOM_Value& v) {
   if (v.kind == LOOM_VALUE_NONE) return Value::none();
+  if (v.kind == LOOM_VALUE_MAP) {
+    LOOM_ASSIGN_OR_RETURN(Value keys, to_public(*v.elements[0]));
+    LOOM_ASSIGN_OR_RETURN(Value values, to_public(*v.elements[1]));
+    return Value::map(keys.tensor(), values.tensor());
+  }
   if (v.kind == LOOM_VALUE_SEQUENCE) {
     std::vector<Tensor> elems;
+    std::vector<Value> maps;
     for (const auto& e : v.elements) {
       LOOM_ASSIGN_OR_RETURN(Value ev, to_public(*e));
-      elems.push_back(ev.tensor());
+      if (ev.is_map()) maps.push_back(std::move(ev));
+      else elems.push_back(ev.tensor());
     }
+    if (!maps.empty()) return Value::sequence_of_maps(static_cast<DType>(v.elem_dtype), std::move(maps));
     return Value::sequence(static_cast<DType>(v.elem_dtype), std::move(elems));
   }
   // Share the storage when the view covers all of it; copy otherwise (arena).

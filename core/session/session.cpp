@@ -95,6 +95,7 @@ ValueInfo Session::Impl::declared(const std::string& name) const {
     vi.dtype = t->dtype;
     vi.has_shape = t->has_shape;
     vi.shape = t->dims;
+    vi.key_dtype = t->key_dtype;
   }
   return vi;
 }

@@ -58,6 +58,26 @@ const std::map<std::string, Value>& Session::Impl::with_scalar_feeds(const std::
   return storage;
 }
 
+namespace {
+
+// A map fed as input: int64 or string keys and values, 1-D of one length,
+// of the declared types where the model declares them.
+Status check_map_input(const ValueInfo& info, const Value& v) {
+  const Tensor &k = v.map_keys(), &x = v.map_values();
+  if (k.dtype() != DType::kInt64 && k.dtype() != DType::kString)
+    return invalid_argument("map keys must be int64 or string, got " + dtype_name(k.dtype()));
+  if (k.dims().size() != 1 || x.dims().size() != 1 || k.dims() != x.dims())
+    return invalid_argument("map keys " + dims_string(k.dims()) + " and values " + dims_string(x.dims()) +
+                            " must be 1-D of one length");
+  if (info.key_dtype != DType::kUndefined && info.key_dtype != k.dtype())
+    return invalid_argument("map keys must be " + dtype_name(info.key_dtype) + ", got " + dtype_name(k.dtype()));
+  if (info.dtype != DType::kUndefined && info.dtype != x.dtype())
+    return invalid_argument("map values must be " + dtype_name(info.dtype) + ", got " + dtype_name(x.dtype()));
+  return check_bool_values(x);
+}
+
+}  // namespace
+
 Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds) const {
   auto names = [&] {
     std::string s;
@@ -76,6 +96,11 @@ Status Session::Impl::validate_inputs(const std::map<std::string, Value>& feeds)
     if (info->kind == ValueKind::kSequence && !value.is_sequence())
       return invalid_argument(where + " must be a sequence");
     if (info->kind == ValueKind::kTensor && !value.is_tensor()) return invalid_argument(where + " must be a tensor");
+    if (info->kind == ValueKind::kMap && !value.is_map()) return invalid_argument(where + " must be a map");
+    if (value.is_map()) {
+      LOOM_RETURN_IF_ERROR(check_map_input(*info, value).with_context(where));
+      continue;
+    }
     if (value.is_sequence()) {
       if (info->dtype != DType::kUndefined && value.sequence_dtype() != DType::kUndefined &&
           info->dtype != value.sequence_dtype())

@@ -150,11 +150,11 @@ std::string PyInferenceSession::end_profiling() const {
 void register_inference_session(py::module_& m) {
   py::class_<ValueInfo>(m, "NodeArg", "A model input or output: name, type ('tensor(float)') and shape.")
       .def_readonly("name", &ValueInfo::name)
-      .def_property_readonly("type", [](const ValueInfo& v) { return type_string(v.kind, v.dtype); })
+      .def_property_readonly("type", [](const ValueInfo& v) { return type_string(v.kind, v.dtype, v.key_dtype); })
       .def_property_readonly("shape", &shape_of,
                              "Dims as int, str for a symbolic dim, None for an unknown one; [] when unknown")
       .def("__repr__", [](const ValueInfo& v) {
-        return "NodeArg(name='" + v.name + "', type='" + type_string(v.kind, v.dtype) + "', shape=" +
+        return "NodeArg(name='" + v.name + "', type='" + type_string(v.kind, v.dtype, v.key_dtype) + "', shape=" +
                std::string(py::repr(shape_of(v))) + ")";
       });
 

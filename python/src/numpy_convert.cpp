@@ -134,12 +134,15 @@ DType loom_dtype(const py::dtype& d) {
   }
 }
 
-std::string type_string(ValueKind kind, DType dtype) {
+std::string type_string(ValueKind kind, DType dtype, DType key_dtype) {
   const std::string tensor = "tensor(" + (dtype == DType::kUndefined ? std::string("undefined") : dtype_name(dtype)) + ")";
+  // ONNX Runtime's spelling: map(int64,tensor(float)), seq(map(...)).
+  const std::string map = "map(" + dtype_name(key_dtype) + "," + tensor + ")";
   switch (kind) {
     case ValueKind::kTensor: return tensor;
-    case ValueKind::kSequence: return "seq(" + tensor + ")";
+    case ValueKind::kSequence: return "seq(" + (key_dtype != DType::kUndefined ? map : tensor) + ")";
     case ValueKind::kOptional: return "optional(" + tensor + ")";
+    case ValueKind::kMap: return map;
     case ValueKind::kUnknown: break;
   }
   return "unknown";
@@ -173,8 +176,29 @@ Tensor to_tensor(py::handle obj, const std::string& name, DType expected) {
   return t;
 }
 
+// A dict fed to a map input (DictVectorizer, CastMap), as ONNX Runtime
+// takes it: keys int64 or str, values of the declared type.
+Value dict_to_map(py::handle obj, const std::string& name, const ValueInfo& info) {
+  py::list keys, values;
+  for (auto item : py::reinterpret_borrow<py::dict>(obj)) {
+    keys.append(item.first);
+    values.append(item.second);
+  }
+  const DType key = info.key_dtype != DType::kUndefined ? info.key_dtype : DType::kInt64;
+  const py::object np = numpy();
+  const auto key_type = key == DType::kString ? py::object(py::str("object")) : py::object(py::str("int64"));
+  Tensor k = to_tensor(np.attr("array")(keys, py::arg("dtype") = key_type), name + " (keys)", key);
+  py::object vals = info.dtype == DType::kString || info.dtype == DType::kUndefined
+                        ? np.attr("array")(values)
+                        : np.attr("array")(values, py::arg("dtype") = numpy_dtype(info.dtype));
+  Tensor x = to_tensor(vals, name + " (values)", info.dtype);
+  return Value::map(std::move(k), std::move(x));
+}
+
 Value to_value(py::handle obj, const std::string& name, const ValueInfo* info) {
   if (obj.is_none()) return Value::none();
+  if (info != nullptr && info->kind == ValueKind::kMap && py::isinstance<py::dict>(obj))
+    return dict_to_map(obj, name, *info);
   const DType expected = info != nullptr ? info->dtype : DType::kUndefined;
   const bool sequence_input = info != nullptr && (info->kind == ValueKind::kSequence || info->kind == ValueKind::kOptional);
   if (sequence_input && (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj))) {
@@ -212,9 +236,24 @@ py::object to_numpy(Tensor tensor) {
   return py::array(dt, shape, {}, holder->mutable_data(), base);
 }
 
+// A map as a dict of Python scalars (ONNX Runtime returns ZipMap's maps so).
+py::dict map_to_dict(const Value& m) {
+  py::dict d;
+  py::list keys = to_numpy(m.map_keys()).attr("tolist")();
+  py::list values = to_numpy(m.map_values()).attr("tolist")();
+  for (size_t i = 0; i < py::len(keys); ++i) d[keys[i]] = values[i];
+  return d;
+}
+
 py::object to_python(Value value) {
   if (value.is_none()) return py::none();
   if (value.is_tensor()) return to_numpy(value.tensor());
+  if (value.is_map()) return map_to_dict(value);
+  if (value.is_sequence_of_maps()) {
+    py::list out;
+    for (const Value& m : value.maps()) out.append(map_to_dict(m));
+    return out;
+  }
   py::list out;
   for (const Tensor& t : value.elements()) out.append(to_numpy(t));
   return out;

@@ -23,7 +23,8 @@ pybind11::dtype numpy_dtype(DType dtype);
 // kUndefined when there is none (datetime, structured, float128).
 DType loom_dtype(const pybind11::dtype& dtype);
 // ONNX Runtime's type string: "tensor(float)", "seq(tensor(int64))", ...
-std::string type_string(ValueKind kind, DType dtype);
+// ONNX Runtime's type string of a value (key_dtype: maps' keys).
+std::string type_string(ValueKind kind, DType dtype, DType key_dtype = DType::kUndefined);
 
 // `obj` as a tensor for the value `name` (for error messages). An object
 // that is not a numpy array is converted with numpy.asarray, with `expected`

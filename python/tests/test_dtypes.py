@@ -3,6 +3,7 @@ float32 or ml_dtypes), strings, sequences and optionals; shapes, views and
 byte orders."""
 import numpy as np
 import pytest
+import onnx
 from onnx import TensorProto, helper
 
 import loom
@@ -171,3 +172,36 @@ def test_optional():
     assert bool(has)
     (has,) = sess.run(None, {"o": None})
     assert not bool(has)
+
+
+def map_value_info(name, key, value, in_sequence):
+    t = onnx.TypeProto()
+    m = t.sequence_type.elem_type.map_type if in_sequence else t.map_type
+    m.key_type = key
+    m.value_type.tensor_type.elem_type = value
+    return helper.make_value_info(name, t)
+
+
+def test_zipmap_returns_a_list_of_dicts_like_onnxruntime():
+    # What skl2onnx ends every classifier with: probabilities as one dict per row.
+    node = helper.make_node("ZipMap", ["x"], ["y"], domain="ai.onnx.ml", classlabels_int64s=[0, 1, 7])
+    s = loom.InferenceSession(model_bytes([node], [tensor("x", TensorProto.FLOAT, ["N", 3])],
+                                          [map_value_info("y", TensorProto.INT64, TensorProto.FLOAT, True)],
+                                          domains=("ai.onnx.ml",)))
+    assert s.get_outputs()[0].type == "seq(map(int64,tensor(float)))"
+    x = np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]], dtype=np.float32)
+    (y,) = s.run(None, {"x": x})
+    assert isinstance(y, list) and len(y) == 2
+    assert y[1] == {0: 0.5, 1: 0.25, 7: 0.25}
+    assert all(isinstance(k, int) for k in y[0])
+
+
+def test_dict_input_feeds_a_map():
+    node = helper.make_node("DictVectorizer", ["x"], ["y"], domain="ai.onnx.ml", string_vocabulary=["a", "b", "c"])
+    s = loom.InferenceSession(model_bytes([node], [map_value_info("x", TensorProto.STRING, TensorProto.INT64, False)],
+                                          [tensor("y", TensorProto.INT64, None)], domains=("ai.onnx.ml",)))
+    assert s.get_inputs()[0].type == "map(string,tensor(int64))"
+    (y,) = s.run(None, {"x": {"c": 3, "a": 1}})
+    np.testing.assert_array_equal(y, np.array([[1, 0, 3]], dtype=np.int64))
+    with pytest.raises(Exception, match=r"x \(keys\).*not str"):
+        s.run(None, {"x": {1: 3}})

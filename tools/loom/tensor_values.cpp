@@ -173,6 +173,26 @@ std::string describe_value(const Value& v, ValueKind declared, bool with_values,
     std::string s = prefix + dtype_name(t.dtype()) + " " + dims_string(t.dims());
     return with_values ? s + " " + preview_values(t) : s;
   }
+  // A map: its pairs, keys first ("{10: 0.25, 20: 0.75}").
+  auto map_text = [&](const Value& m) {
+    const Tensor &k = m.map_keys(), &x = m.map_values();
+    std::string t = "map(" + dtype_name(k.dtype()) + ", " + dtype_name(x.dtype()) + ") of " +
+                    std::to_string(k.element_count());
+    if (!with_values) return t;
+    t += " {";
+    const int64_t shown_pairs = std::min<int64_t>(k.element_count(), static_cast<int64_t>(max_elements));
+    for (int64_t i = 0; i < shown_pairs; ++i)
+      t += (i ? ", " : "") + format_value(k, i) + ": " + format_value(x, i);
+    return t + (k.element_count() > shown_pairs ? ", ...}" : "}");
+  };
+  if (v.is_map()) return prefix + map_text(v);
+  if (v.is_sequence_of_maps()) {
+    std::string s = prefix + "sequence of " + std::to_string(v.maps().size()) + " maps";
+    const size_t shown = std::min(v.maps().size(), max_elements);
+    for (size_t i = 0; i < shown; ++i) s += "\n  [" + std::to_string(i) + "]: " + map_text(v.maps()[i]);
+    if (v.maps().size() > shown) s += "\n  ... " + std::to_string(v.maps().size() - shown) + " more";
+    return s;
+  }
   const auto& elements = v.elements();
   std::string s = prefix + "sequence of " + std::to_string(elements.size()) + " " + dtype_name(v.sequence_dtype());
   const size_t shown = std::min(elements.size(), max_elements);

@@ -31,6 +31,9 @@ struct ValueInfo {
   DType dtype = DType::kUndefined;
   bool has_shape = false;  // false when even the rank is unknown
   std::vector<DimInfo> shape;
+  // Maps and sequences of maps: the key type (int64 or string; dtype is
+  // the values'); kUndefined otherwise.
+  DType key_dtype = DType::kUndefined;
 };
 
 // Why each node runs where it runs.

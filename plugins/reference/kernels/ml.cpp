@@ -227,6 +227,7 @@ void register_ml_kernels(sdk::KernelRegistry& r) {
   register_ml_svm_kernels(r);
   register_ml_transform_kernels(r);
   register_ml_encode_kernels(r);
+  register_ml_map_kernels(r);
 }
 
 }  // namespace loom::reference

@@ -27,6 +27,7 @@ void register_ml_linear_kernels(sdk::KernelRegistry& r);     // LinearClassifier
 void register_ml_svm_kernels(sdk::KernelRegistry& r);        // SVMClassifier, SVMRegressor
 void register_ml_transform_kernels(sdk::KernelRegistry& r);  // Scaler, Normalizer, Imputer
 void register_ml_encode_kernels(sdk::KernelRegistry& r);     // OneHotEncoder, FeatureVectorizer, CategoryMapper
+void register_ml_map_kernels(sdk::KernelRegistry& r);        // ZipMap, CastMap, DictVectorizer (map values)
 
 namespace ml {
 

@@ -20,15 +20,20 @@ typedef struct LOOM_Tensor LOOM_Tensor;       /* tensor (dtype, dims, data) */
 typedef struct LOOM_KernelContext LOOM_KernelContext; /* one compute call */
 typedef struct LOOM_ClaimSink LOOM_ClaimSink; /* collects capability claims */
 typedef struct LOOM_Stream LOOM_Stream;       /* defined in device.h */
-/* A runtime value: a tensor, a sequence of tensors, or nothing (an empty
- * optional). Values made by value_create_* are owned by the caller until
- * handed on (kernel_set_output, value_sequence_append) or released. */
+/* A runtime value: a tensor, a map (0.2), a sequence of tensors or of maps,
+ * or nothing (an empty optional). Values made by value_create_* are owned by
+ * the caller until handed on (kernel_set_output, value_sequence_append,
+ * value_create_map) or released. */
 typedef struct LOOM_Value LOOM_Value;
 
 /* Value kinds (int32_t). */
 #define LOOM_VALUE_NONE 0     /* empty optional (or an omitted input) */
 #define LOOM_VALUE_TENSOR 1
 #define LOOM_VALUE_SEQUENCE 2
+/* 0.2: ONNX's map (ai.onnx.ml: ZipMap's output, DictVectorizer's and
+ * CastMap's input): two 1-D tensors of one length, keys (int64 or string)
+ * and values, pair i being keys[i] -> values[i]. */
+#define LOOM_VALUE_MAP 3
 
 /* Attribute types (int32_t); the values are ONNX AttributeProto's. */
 #define LOOM_ATTR_UNDEFINED 0
@@ -172,10 +177,11 @@ typedef struct LOOM_HostApi {
   int32_t (*value_kind)(const LOOM_Value* value);
   /* The tensor of a TENSOR value, else NULL. */
   const LOOM_Tensor* (*value_tensor)(const LOOM_Value* value);
-  /* Element type of a SEQUENCE value (also when empty). */
+  /* Element type of a SEQUENCE value (also when empty); for a sequence of
+   * maps, the maps' value type. */
   int32_t (*value_sequence_dtype)(const LOOM_Value* value);
   uint64_t (*value_sequence_length)(const LOOM_Value* value);
-  /* Element `index` of a SEQUENCE value (a TENSOR value), NULL if out of range. */
+  /* Element `index` of a SEQUENCE value (a TENSOR or MAP value), NULL if out of range. */
   const LOOM_Value* (*value_sequence_at)(const LOOM_Value* value, uint64_t index);
   /* New host-memory values, owned by the caller. NULL on failure (bad dims,
    * out of memory). A new tensor is zero-filled (strings empty). */
@@ -186,7 +192,9 @@ typedef struct LOOM_HostApi {
   LOOM_Value* (*value_clone)(const LOOM_Value* value);
   /* The writable tensor of a TENSOR value the caller owns. */
   LOOM_Tensor* (*value_mutable_tensor)(LOOM_Value* value);
-  /* Appends `element` (a TENSOR value; ownership passes to the sequence). */
+  /* Appends `element` (ownership passes to the sequence): a TENSOR value, or
+   * (0.2) a MAP value whose values have the sequence's element type; one
+   * sequence holds one kind. */
   LOOM_Status* (*value_sequence_append)(LOOM_Value* sequence, LOOM_Value* element);
   void (*value_release)(LOOM_Value* value);
   /* Sets output `index` to `value` (ownership passes to the host), instead
@@ -249,8 +257,18 @@ typedef struct LOOM_HostApi {
    * host reports the run as cancelled or timed out. Cheap (a flag and a
    * clock read). */
   int32_t (*kernel_should_stop)(const LOOM_KernelContext* ctx);
+
+  /* --- maps (0.2; check LOOM_HAS_FIELD) ---
+   * A new MAP value from two TENSOR values the call takes ownership of (also
+   * on error): `keys` 1-D int64 or string, `values` 1-D of the same length,
+   * any element type. Written to *out, owned by the caller. */
+  LOOM_Status* (*value_create_map)(LOOM_Value* keys, LOOM_Value* values, LOOM_Value** out);
+  /* The keys / values of a MAP value (TENSOR values that live as long as the
+   * map), else NULL. */
+  const LOOM_Value* (*value_map_keys)(const LOOM_Value* map);
+  const LOOM_Value* (*value_map_values)(const LOOM_Value* map);
 } LOOM_HostApi;
-#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_should_stop)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_should_stop);
+#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, value_map_values)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, value_map_values);
 
 #endif /* LOOM_ABI_HOST_H */

@@ -1,5 +1,5 @@
-// Loom plugin SDK: values of any kind (tensor, sequence of tensors, empty
-// optional). ConstValue is a non-owning view; OwnedValue owns a value made by
+// Loom plugin SDK: values of any kind (tensor, map, sequence of tensors or
+// maps, empty optional). ConstValue is a non-owning view; OwnedValue owns a value made by
 // the host and releases it unless it is handed on.
 #pragma once
 
@@ -21,6 +21,11 @@ class ConstValue {
   bool is_none() const { return kind() == LOOM_VALUE_NONE; }
   bool is_tensor() const { return kind() == LOOM_VALUE_TENSOR; }
   bool is_sequence() const { return kind() == LOOM_VALUE_SEQUENCE; }
+  bool is_map() const { return kind() == LOOM_VALUE_MAP; }
+  // A map's keys / values (1-D tensors of one length); throws
+  // INVALID_ARGUMENT unless this is a map, NOT_IMPLEMENTED on a 0.1 host.
+  ConstTensor map_keys() const { return map_part(true); }
+  ConstTensor map_values() const { return map_part(false); }
   // Throws INVALID_ARGUMENT unless this is a tensor.
   ConstTensor tensor() const {
     const LOOM_Tensor* t = v_ ? host().value_tensor(v_) : nullptr;
@@ -39,6 +44,13 @@ class ConstValue {
   }
 
  private:
+  ConstTensor map_part(bool keys) const {
+    if (!LOOM_HAS_FIELD(&host(), LOOM_HostApi, value_map_values))
+      throw Error("map values need a 0.2 host", LOOM_STATUS_NOT_IMPLEMENTED);
+    if (!is_map()) throw Error("expected a map value", LOOM_STATUS_INVALID_ARGUMENT);
+    const LOOM_Value* part = keys ? host().value_map_keys(v_) : host().value_map_values(v_);
+    return ConstValue(part).tensor();
+  }
   const LOOM_Value* v_ = nullptr;
 };
 
@@ -65,6 +77,14 @@ class OwnedValue {
     return checked(host().value_create_sequence(elem_dtype), "sequence value");
   }
   static OwnedValue none() { return checked(host().value_create_none(), "empty optional"); }
+  // A map of `keys` (1-D int64 or string) to `values` (1-D, same length).
+  static OwnedValue map(OwnedValue keys, OwnedValue values) {
+    if (!LOOM_HAS_FIELD(&host(), LOOM_HostApi, value_create_map))
+      throw Error("map values need a 0.2 host", LOOM_STATUS_NOT_IMPLEMENTED);
+    LOOM_Value* out = nullptr;
+    throw_if_error(host().value_create_map(keys.release(), values.release(), &out));
+    return checked(out, "map value");
+  }
   static OwnedValue clone(ConstValue v) { return checked(host().value_clone(v.raw()), "copy of a value"); }
 
   ConstValue view() const { return ConstValue(v_); }
