@@ -84,6 +84,21 @@ __global__ void sum_pool_kernel(PoolGeometry g, PoolParams p, const T* x, T* y, 
   }
 }
 
+// One value into a global pool's accumulator, and the accumulator into the
+// result over `count` values (shared by the NCHW and NHWC kernels).
+template <class A>
+__device__ __forceinline__ A pool_step(PoolKind kind, A acc, A v, A exponent) {
+  if (kind == PoolKind::kMax) return v > acc ? v : acc;
+  if (kind == PoolKind::kAverage) return acc + v;
+  return acc + dm::pow(dm::fabs(v), exponent);
+}
+template <class A>
+__device__ __forceinline__ A pool_result(PoolKind kind, A acc, int64_t count, A exponent) {
+  if (kind == PoolKind::kAverage) return count > 0 ? acc / static_cast<A>(count) : A(0);
+  if (kind == PoolKind::kLp) return dm::pow(acc, A(1) / exponent);
+  return acc;
+}
+
 template <class T>
 __global__ void global_pool_kernel(PoolKind kind, float p, const T* x, T* y, int64_t planes, int64_t spatial,
                                    typename Acc<T>::type lowest) {
@@ -94,15 +109,7 @@ __global__ void global_pool_kernel(PoolKind kind, float p, const T* x, T* y, int
   for (int64_t plane = blockIdx.x; plane < planes; plane += gridDim.x) {
     const T* xp = x + plane * spatial;
     A acc = kind == PoolKind::kMax ? lowest : A(0);
-    for (int64_t i = tid; i < spatial; i += blockDim.x) {
-      const A v = to_acc(xp[i]);
-      if (kind == PoolKind::kMax)
-        acc = v > acc ? v : acc;
-      else if (kind == PoolKind::kAverage)
-        acc += v;
-      else
-        acc += dm::pow(dm::fabs(v), exponent);
-    }
+    for (int64_t i = tid; i < spatial; i += blockDim.x) acc = pool_step(kind, acc, to_acc(xp[i]), exponent);
     partial[tid] = acc;
     __syncthreads();
     for (int s = static_cast<int>(blockDim.x) / 2; s > 0; s >>= 1) {
@@ -112,14 +119,7 @@ __global__ void global_pool_kernel(PoolKind kind, float p, const T* x, T* y, int
       }
       __syncthreads();
     }
-    if (tid == 0) {
-      A r = partial[0];
-      if (kind == PoolKind::kAverage)
-        r = spatial > 0 ? r / static_cast<A>(spatial) : A(0);
-      else if (kind == PoolKind::kLp)
-        r = dm::pow(r, A(1) / exponent);
-      y[plane] = from_acc<T>(r);
-    }
+    if (tid == 0) y[plane] = from_acc<T>(pool_result(kind, partial[0], spatial, exponent));
     __syncthreads();  // partial is rewritten for the next plane
   }
 }
@@ -134,20 +134,8 @@ __global__ void global_pool_nhwc_kernel(PoolKind kind, float p, const T* x, T* y
   LOOM_GRID_STRIDE_LOOP(i, planes) {
     const T* xp = x + (i / channels) * spatial * channels + i % channels;
     A acc = kind == PoolKind::kMax ? lowest : A(0);
-    for (int64_t s = 0; s < spatial; ++s) {
-      const A v = to_acc(xp[s * channels]);
-      if (kind == PoolKind::kMax)
-        acc = v > acc ? v : acc;
-      else if (kind == PoolKind::kAverage)
-        acc += v;
-      else
-        acc += dm::pow(dm::fabs(v), exponent);
-    }
-    if (kind == PoolKind::kAverage)
-      acc = spatial > 0 ? acc / static_cast<A>(spatial) : A(0);
-    else if (kind == PoolKind::kLp)
-      acc = dm::pow(acc, A(1) / exponent);
-    y[i] = from_acc<T>(acc);
+    for (int64_t s = 0; s < spatial; ++s) acc = pool_step(kind, acc, to_acc(xp[s * channels]), exponent);
+    y[i] = from_acc<T>(pool_result(kind, acc, spatial, exponent));
   }
 }
 
