@@ -1,7 +1,9 @@
 // Unary ops as oneDNN eltwise primitives and two-input Add/Sub/Mul/Div/Max/Min
 // as oneDNN binary (numpy broadcasting of the second operand) with post-op
 // chains. Eltwise works on whatever layout its input already has; binary puts
-// every operand in one layout (see build_binary).
+// every operand in one layout (see build_binary). A first operand that must
+// broadcast (Sub / Div, or both operands broadcasting; shapes claim time did
+// not know) is expanded by a host copy first.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "eltwise_ops.h"
@@ -55,6 +57,37 @@ size_t build_unary(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   return 0;
 }
 
+// `v` (float32) expanded to `dims` (numpy broadcasting) by a host step:
+// oneDNN binary broadcasts only its second operand.
+ValueId broadcast_to(ProgramBuilder& b, ValueId v, const std::vector<int64_t>& dims, const std::string& label) {
+  const ValueId src = b.plain(v);
+  std::vector<int64_t> sd = b.dims(src);
+  sd.insert(sd.begin(), dims.size() - sd.size(), 1);
+  // Source strides, 0 along broadcast dims.
+  std::vector<int64_t> stride(dims.size(), 0);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 1, s = 1; i >= 0; --i) {
+    stride[static_cast<size_t>(i)] = sd[static_cast<size_t>(i)] == 1 ? 0 : s;
+    s *= sd[static_cast<size_t>(i)];
+  }
+  const ValueId dst = b.new_value(plain_desc(dims), dims);
+  b.add_host_step(
+      [dims, stride](const std::vector<dnnl::memory>& m) {
+        const auto* in = static_cast<const float*>(m[0].get_data_handle());
+        auto* out = static_cast<float*>(m[1].get_data_handle());
+        const int64_t count = element_count(dims);
+        for (int64_t o = 0; o < count; ++o) {
+          int64_t rem = o, off = 0;
+          for (size_t d = dims.size(); d-- > 0;) {
+            off += (rem % dims[d]) * stride[d];
+            rem /= dims[d];
+          }
+          out[o] = in[off];
+        }
+      },
+      {src, dst}, label + " (first operand broadcast)");
+  return dst;
+}
+
 size_t build_binary(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
   const auto alg = binary_algorithm_for(n);
   if (!alg) n.fail("not a binary op this EP expresses");
@@ -62,11 +95,11 @@ size_t build_binary(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
   const std::vector<int64_t> dst_dims = broadcast_dims(n, b.dims(s0), b.dims(s1));
   // op_support claims unknown ranks; the limit it applies to known ones holds here.
   if (dst_dims.size() > 6) n.fail("rank " + std::to_string(dst_dims.size()) + " is above 6");
-  // oneDNN broadcasts only src1: put the full-shape operand first.
+  // oneDNN broadcasts only src1: put the full-shape operand first, or
+  // expand the first one.
   if (b.dims(s0) != dst_dims) {
-    if (!is_commutative(*alg) || b.dims(s1) != dst_dims)
-      n.fail("the first operand would need broadcasting, which oneDNN binary cannot do");
-    std::swap(s0, s1);
+    if (is_commutative(*alg) && b.dims(s1) == dst_dims) std::swap(s0, s1);
+    else s0 = broadcast_to(b, s0, dst_dims, n.label());
   }
   auto ops = plan_post_ops(b, chain, n.outputs[0], dst_dims, false);
   // src1 padded to the rank (a plain view when it broadcasts).
