@@ -1,7 +1,9 @@
 // 1-D convolution as 2-D (extended): Conv (or com.microsoft FusedConv, which
-// conv_activation_fusion makes first) over [N, C, L] becomes
-// Reshape [N, C, 1, L] -> Conv with a 1 x K kernel -> Reshape [N, M, L'],
-// the weight stored once as [M, C/g, 1, K]. Audio front-ends and STFTs
+// conv_activation_fusion makes first, or ConvTranspose) over [N, C, L]
+// becomes Reshape [N, C, 1, L] -> the 2-D op with a 1 x K kernel ->
+// Reshape [N, M, L'], the weight stored once as [M, C/g, 1, K] (ConvTranspose:
+// [C, M/g, 1, K]; its output_padding gains a 0 and its output_shape a 1 in
+// front). Audio front-ends and STFTs
 // written as Conv are 1-D; providers that compile only 2-D convolutions
 // (cpu_onednn) run them this way instead of leaving them to the reference
 // EP. The 2-D node computes the same sums in the same order. The fusion gate
@@ -19,21 +21,27 @@ namespace loom::transform {
 namespace {
 
 // Attribute `name` (ints, one per spatial dim, or two per dim for pads) with
-// the leading H entries inserted: {h} before each half.
+// the leading H entries inserted: {h} before each half. output_shape may
+// also list N and C first ([N, C, L]): it gains the 1 before L.
 void widen_ints(ir::Node& n, const std::string& name, int64_t h, bool pads) {
   for (ir::Attribute& a : n.attributes) {
     if (a.name != name || a.type != ir::AttrType::kInts) continue;
     if (pads && a.ints.size() == 2) a.ints = {h, a.ints[0], h, a.ints[1]};
     else if (!pads && a.ints.size() == 1) a.ints = {h, a.ints[0]};
+    else if (!pads && name == "output_shape" && a.ints.size() == 3) a.ints = {a.ints[0], a.ints[1], h, a.ints[2]};
   }
 }
 
 // Whether every windowed attribute of the 1-D conv has the 1-D form (so the
 // widening is complete); unknown attributes keep the node as it is.
 bool attributes_fit(const ir::Node& n) {
+  const bool transposed = n.op_type == "ConvTranspose";
   for (const ir::Attribute& a : n.attributes) {
-    if (a.name == "kernel_shape" || a.name == "strides" || a.name == "dilations") {
+    if (a.name == "kernel_shape" || a.name == "strides" || a.name == "dilations" ||
+        (transposed && a.name == "output_padding")) {
       if (a.type != ir::AttrType::kInts || a.ints.size() != 1) return false;
+    } else if (transposed && a.name == "output_shape") {
+      if (a.type != ir::AttrType::kInts || (a.ints.size() != 1 && a.ints.size() != 3)) return false;
     } else if (a.name == "pads") {
       if (a.type != ir::AttrType::kInts || a.ints.size() != 2) return false;
     } else if (a.name != "group" && a.name != "auto_pad" && a.name != "activation" && a.name != "activation_params") {
@@ -66,8 +74,8 @@ class Conv1dAsConv2d : public Pass {
     for (const auto& np : graph.nodes()) {
       const ir::Node& n = *np;
       const bool fused = n.op_type == "FusedConv" && n.domain == kMicrosoftDomain;
-      if (!(fused || (n.op_type == "Conv" && n.domain.empty())) || n.outputs.size() != 1 || n.inputs.size() < 2)
-        continue;
+      const bool onnx = (n.op_type == "Conv" || n.op_type == "ConvTranspose") && n.domain.empty();
+      if (!(fused || onnx) || n.outputs.size() != 1 || n.inputs.size() < 2) continue;
       const std::string& w = n.inputs[1];
       const ir::ValueType* wt = graph.type_of(w);
       if (!graph.is_initializer(w) || graph.is_graph_input(w) || wt == nullptr || wt->dims.size() != 3) continue;
@@ -105,6 +113,8 @@ class Conv1dAsConv2d : public Pass {
       widen_ints(conv2d, "strides", 1, false);
       widen_ints(conv2d, "dilations", 1, false);
       widen_ints(conv2d, "pads", 0, true);
+      widen_ints(conv2d, "output_padding", 0, false);
+      widen_ints(conv2d, "output_shape", 1, false);
       if (ctx.accept_fusion &&
           !ctx.accept_fusion(graph, {conv.id}, conv2d, patch.staged_types(), patch.staged_initializers()))
         continue;

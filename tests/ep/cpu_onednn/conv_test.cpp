@@ -78,6 +78,17 @@ TEST(OnednnConv, OneDimensionalConvolutionsRunHere) {
     m.output("y", kFloat, {});
     expect_matches_reference(m.bytes(), {{"x", random_tensor(c.x, 200 + i)}}, {}, "1-D conv case " + std::to_string(i));
   }
+  // 1-D ConvTranspose (a vocoder's upsampling): stride, pads, output_padding.
+  testing::ModelBuilder t;
+  t.input("x", kFloat, {1, 8, 40});
+  random_weights(t, "w", {8, 4, 8}, 11, 32);
+  random_weights(t, "b", {4}, 12);
+  auto& ct = t.node("ConvTranspose", {"x", "w", "b"}, {"y"});
+  add_ints_attr(ct, "strides", {4});
+  add_ints_attr(ct, "pads", {2, 2});
+  add_ints_attr(ct, "output_padding", {1});
+  t.output("y", kFloat, {});
+  expect_matches_reference(t.bytes(), {{"x", random_tensor({1, 8, 40}, 77)}}, {}, "1-D ConvTranspose");
 }
 
 TEST(OnednnConv, WeightsFromAGraphInputAreReorderedEachRun) {

@@ -61,6 +61,35 @@ TEST(Conv1dAsConv2dTest, SameOutputsAsTheOneDimensionalConv) {
                         "Conv + Relu");
 }
 
+// ConvTranspose over [N, C, L], W [C, M/g, K].
+std::string transpose1d_model(const Dims& x, const Dims& w, const std::vector<std::pair<std::string, std::vector<int64_t>>>& ints,
+                              int64_t group, const std::string& auto_pad = "") {
+  testing::ModelBuilder m(17);
+  m.input("x", P::FLOAT, {-1, x[1], -1});
+  m.float_initializer("w", w, wave(static_cast<size_t>(w[0] * w[1] * w[2]), 0.4f));
+  m.float_initializer("b", {w[1] * group}, wave(static_cast<size_t>(w[1] * group), 0.3f, 1.f));
+  auto& n = m.node("ConvTranspose", {"x", "w", "b"}, {"y"});
+  for (const auto& [name, v] : ints) testing::add_ints_attr(n, name, v);
+  if (group != 1) testing::add_int_attr(n, "group", group);
+  if (!auto_pad.empty()) testing::add_string_attr(n, "auto_pad", auto_pad);
+  m.output("y", P::FLOAT, {});
+  return m.bytes();
+}
+
+TEST(Conv1dAsConv2dTest, ConvTransposeToo) {
+  const Dims x = {2, 4, 9};
+  const auto in = input_for(x);
+  testing::expect_fuses(transpose1d_model(x, {4, 3, 3}, {{"strides", {2}}}, 1), in,
+                        {{"ConvTranspose", 1}, {"Reshape", 2}}, "stride 2");
+  testing::expect_fuses(
+      transpose1d_model(x, {4, 2, 4}, {{"strides", {3}}, {"pads", {1, 2}}, {"output_padding", {1}}, {"dilations", {2}}}, 2),
+      in, {{"ConvTranspose", 1}, {"Reshape", 2}}, "group 2, pads, output_padding, dilations");
+  testing::expect_fuses(transpose1d_model(x, {4, 3, 3}, {{"strides", {2}}, {"output_shape", {20}}}, 1), in,
+                        {{"ConvTranspose", 1}, {"Reshape", 2}}, "output_shape");
+  testing::expect_fuses(transpose1d_model(x, {4, 3, 3}, {{"strides", {2}}}, 1, "SAME_UPPER"), in,
+                        {{"ConvTranspose", 1}, {"Reshape", 2}}, "SAME_UPPER");
+}
+
 TEST(Conv1dAsConv2dTest, OtherConvolutionsStay) {
   // 2-D convolutions, and a 1-D one whose weight is not a constant.
   testing::ModelBuilder m(17);
