@@ -22,7 +22,7 @@
 #   expectations/, tools/, gpu_check.sh, gpu_benchmark.sh, gpu_session.sh, MANIFEST.json
 # Then, on the GPU machine: gpu_bundle/gpu_check.sh OUTDIR (correctness),
 # gpu_bundle/gpu_benchmark.sh OUTDIR (speed against PyTorch on that GPU), or
-# both and the workspace / algorithm-search comparisons in one command:
+# both and the channels-last / algorithm-search comparisons in one command:
 # gpu_bundle/gpu_session.sh OUTDIR.
 #
 #   scripts/gpu_bundle.sh [OUT_DIR]
