@@ -130,6 +130,12 @@ bool FusionGate::accept(const ir::Graph& graph, const std::vector<ir::NodeId>& r
 bool FusionGate::prefers(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced, const ir::Node& candidate,
                          const std::map<std::string, ir::ValueType>& staged,
                          const std::map<std::string, Tensor>& staged_initializers) {
+  // Where no provider runs the candidate at all (a CPU-only session asked
+  // about a channels-last node), the whole graph's trial placement is not
+  // needed: each provider answers for a one-node graph, once per kind of node.
+  bool any = false;
+  for (size_t ep = 0; ep < in_.eps.size() && !any; ++ep) any = runs(ep, graph, candidate, staged, staged_initializers);
+  if (!any) return false;
   if (!placed_) place_current(graph);
   const std::optional<size_t> ep = placement_of(graph, replaced);
   if (!ep || !runs(*ep, graph, candidate, staged, staged_initializers)) return false;
