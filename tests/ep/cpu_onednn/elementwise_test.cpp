@@ -118,32 +118,3 @@ TEST(OnednnBinary, ChainLongerThanThePostOpLimitMatchesReference) {
 
 }  // namespace
 }  // namespace loom::ep_testing
-
-namespace loom::ep_testing {
-namespace {
-
-// Inputs of unknown rank (as inside If branches, affine_grid's expanded
-// form): the claim cannot see that Sub / Div's first operand, or both,
-// must broadcast; the built program expands the first operand instead of
-// failing the run ("the first operand would need broadcasting").
-TEST(OnednnBinary, FirstOperandBroadcastingSeenOnlyAtRunTime) {
-  for (const char* op : {"Sub", "Div", "Add"}) {
-    testing::ModelBuilder m;
-    auto* a = m.proto().mutable_graph()->add_input();
-    a->set_name("a");
-    a->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);  // no shape: unknown rank
-    auto* b = m.proto().mutable_graph()->add_input();
-    b->set_name("b");
-    b->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);
-    m.node(op, {"a", "b"}, {"y"});
-    m.output("y", kFloat, {});
-    // a broadcasts along both dims of b; then both broadcast.
-    expect_matches_reference(m.bytes(), {{"a", random_tensor({3, 1}, 1, 0.5f, 2.f)}, {"b", random_tensor({3, 4}, 2, 0.5f, 2.f)}},
-                             {}, std::string(op) + " [3,1] by [3,4]");
-    expect_matches_reference(m.bytes(), {{"a", random_tensor({2, 1, 4}, 3, 0.5f, 2.f)}, {"b", random_tensor({3, 1}, 4, 0.5f, 2.f)}},
-                             {}, std::string(op) + " [2,1,4] by [3,1]");
-  }
-}
-
-}  // namespace
-}  // namespace loom::ep_testing
