@@ -43,6 +43,12 @@ inline int32_t param_as_int(const sdk::ConstTensor& t, int64_t i) {
     case LOOM_DTYPE_INT32: return t.data<int32_t>()[i];
     case LOOM_DTYPE_UINT16: return t.data<uint16_t>()[i];
     case LOOM_DTYPE_INT16: return t.data<int16_t>()[i];
+    // ONNX's 8/4/2-bit types (Q / DQ from opset 19): the element's code,
+    // which common/small_types.h's quantize / dequantize read.
+    case LOOM_DTYPE_FLOAT8E4M3FN: case LOOM_DTYPE_FLOAT8E4M3FNUZ: case LOOM_DTYPE_FLOAT8E5M2:
+    case LOOM_DTYPE_FLOAT8E5M2FNUZ: case LOOM_DTYPE_UINT4: case LOOM_DTYPE_INT4: case LOOM_DTYPE_FLOAT4E2M1:
+    case LOOM_DTYPE_FLOAT8E8M0: case LOOM_DTYPE_UINT2: case LOOM_DTYPE_INT2:
+      return static_cast<const uint8_t*>(t.raw_data())[i];
     default:
       throw sdk::Error("zero-point tensor of type " + sdk::dtype_name(t.dtype()) + " is not supported",
                        LOOM_STATUS_NOT_IMPLEMENTED);

@@ -66,23 +66,10 @@ ParamMap param_map(const Shape& xs, const ConstTensor& scale, const sdk::Node& n
   return m;
 }
 
-// The zero-point codes of an 8/4/2-bit type (common/small_types.h): 1 or
-// `channels` of them; 0 when absent.
-std::vector<uint8_t> small_zero_codes(const ConstTensor& zero, int64_t channels, const std::string& op) {
-  if (!zero.exists()) return {0};
-  if (zero.size() != 1 && zero.size() != channels)
-    sdk::fail_invalid(op + ": zero point has " + std::to_string(zero.size()) + " elements, expected 1 or " +
-                      std::to_string(channels));
-  const auto* p = static_cast<const uint8_t*>(zero.raw_data());
-  return {p, p + zero.size()};
-}
-
-uint8_t code_at(const std::vector<uint8_t>& codes, int64_t c) { return codes.size() == 1 ? codes[0] : codes[c]; }
-
 // QuantizeLinear into an 8/4/2-bit type: small::quantize with the node's
 // saturate (float8 targets).
 void quantize_small(KernelContext& ctx, small::Type type, const ConstTensor& x, const ParamMap& pm,
-                    const QuantParams& scales, const std::vector<uint8_t>& zero_codes, const std::string& op) {
+                    const QuantParams& q, const std::string& op) {
   sdk::Tensor out = ctx.output(0, x.shape(), small::onnx_data_type(type));
   if (out.size() == 0) return;
   auto* y = static_cast<uint8_t*>(out.raw_mutable_data());
@@ -93,7 +80,7 @@ void quantize_small(KernelContext& ctx, small::Type type, const ConstTensor& x, 
     for (int64_t i = 0, n = x.size(); i < n; ++i) {
       const int64_t c = pm(i);
       const float v = static_cast<float>(static_cast<compute_t<T>>(px[i]));
-      y[i] = small::quantize(type, v / scales.scale_at(c), code_at(zero_codes, c), saturate);
+      y[i] = small::quantize(type, v / q.scale_at(c), static_cast<uint8_t>(q.zero_at(c)), saturate);
     }
   });
 }
@@ -105,15 +92,13 @@ void quantize_linear(KernelContext& ctx) {
   const ParamMap pm = param_map(xs, scale, ctx.node(), op);
   if (zero.exists() && zero.size() != scale.size())
     sdk::fail_invalid(op + ": y_zero_point and y_scale have different sizes");
+  const QuantParams q = read_quant_params(scale, zero, pm.channels, op);
   // The output type: the zero point's, else (opset 21) output_dtype, else uint8.
   const int64_t output_dtype = ctx.node().opset() >= 21 ? ctx.node().attr_int("output_dtype", 0) : 0;
   if (zero.exists() && output_dtype != 0 && output_dtype != zero.dtype())
     sdk::fail_invalid(op + ": output_dtype differs from y_zero_point's type");
   const int32_t out_type = zero.exists() ? zero.dtype() : output_dtype != 0 ? static_cast<int32_t>(output_dtype) : LOOM_DTYPE_UINT8;
-  if (const auto small_type = small::type_from_onnx(out_type))
-    return quantize_small(ctx, *small_type, x, pm, read_quant_params(scale, ConstTensor(), pm.channels, op),
-                          small_zero_codes(zero, pm.channels, op), op);
-  const QuantParams q = read_quant_params(scale, zero, pm.channels, op);
+  if (const auto small_type = small::type_from_onnx(out_type)) return quantize_small(ctx, *small_type, x, pm, q, op);
   dispatch<TypeList<uint8_t, int8_t, uint16_t, int16_t>>(out_type, op, [&](auto qtag) {
     using Q = decltype(qtag);
     sdk::Tensor out = ctx.output(0, xs, out_type);
@@ -140,10 +125,9 @@ void dequantize_linear(KernelContext& ctx) {
   if (zero.exists() && zero.size() != scale.size())
     sdk::fail_invalid(op + ": x_zero_point and x_scale have different sizes");
   if (zero.exists() && zero.dtype() != x.dtype()) sdk::fail_invalid(op + ": x_zero_point type differs from x");
+  const QuantParams q = read_quant_params(scale, zero, pm.channels, op);
   const int32_t out_type = ctx.node().opset() >= 19 ? scale.dtype() : LOOM_DTYPE_FLOAT;
   if (const auto small_type = small::type_from_onnx(x.dtype())) {
-    const QuantParams scales = read_quant_params(scale, ConstTensor(), pm.channels, op);
-    const std::vector<uint8_t> zero_codes = small_zero_codes(zero, pm.channels, op);
     const auto* codes = static_cast<const uint8_t*>(x.raw_data());
     dispatch<TypeList<float, double, Float16, BFloat16>>(out_type, op, [&](auto otag) {
       using O = decltype(otag);
@@ -151,12 +135,11 @@ void dequantize_linear(KernelContext& ctx) {
       O* y = out.template mutable_data<O>();
       for (int64_t i = 0, n = x.size(); i < n; ++i) {
         const int64_t c = pm(i);
-        y[i] = static_cast<O>(small::dequantize(*small_type, codes[i], code_at(zero_codes, c), scales.scale_at(c)));
+        y[i] = static_cast<O>(small::dequantize(*small_type, codes[i], static_cast<uint8_t>(q.zero_at(c)), q.scale_at(c)));
       }
     });
     return;
   }
-  const QuantParams q = read_quant_params(scale, zero, pm.channels, op);
   dispatch<TypeList<float, double, Float16, BFloat16>>(out_type, op, [&](auto otag) {
     using O = decltype(otag);
     sdk::Tensor out = ctx.output(0, xs, out_type);
