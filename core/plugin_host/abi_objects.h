@@ -130,8 +130,11 @@ std::unique_ptr<LOOM_Value> tensor_view_value(DType dtype, const Dims& dims, voi
 Expected<std::unique_ptr<LOOM_Value>> new_tensor_value(DType dtype, const Dims& dims);
 // Deep copy into host memory (fails for data the host cannot read).
 Expected<std::unique_ptr<LOOM_Value>> clone_value(const LOOM_Value& v);
-// A MAP value of two TENSOR values: keys 1-D int64 or string, values 1-D
-// of the same length, both host-readable; else an error saying which.
+// Whether keys of `key_dtype` and `key_dims` and values of `value_dims` make
+// a map: keys int64 or string, both 1-D of one length; else why not.
+Status check_map_parts(DType key_dtype, const Dims& key_dims, const Dims& value_dims);
+// A MAP value of two TENSOR values (check_map_parts), both host-readable;
+// else an error saying which.
 Expected<std::unique_ptr<LOOM_Value>> make_map_value(std::unique_ptr<LOOM_Value> keys,
                                                      std::unique_ptr<LOOM_Value> values);
 // Conversions with the public Value; from_public shares tensor storage.

@@ -54,16 +54,21 @@ Expected<std::unique_ptr<LOOM_Value>> clone_value(const LOOM_Value& v) {
   return out;
 }
 
+Status check_map_parts(DType key_dtype, const Dims& key_dims, const Dims& value_dims) {
+  if (key_dtype != DType::kInt64 && key_dtype != DType::kString)
+    return invalid_argument("map keys must be int64 or string, got " + dtype_name(key_dtype));
+  if (key_dims.size() != 1 || value_dims.size() != 1 || key_dims[0] != value_dims[0])
+    return invalid_argument("map keys " + dims_string(key_dims) + " and values " + dims_string(value_dims) +
+                            " must be 1-D of one length");
+  return Status::ok();
+}
+
 Expected<std::unique_ptr<LOOM_Value>> make_map_value(std::unique_ptr<LOOM_Value> keys,
                                                      std::unique_ptr<LOOM_Value> values) {
   if (!keys || !values || keys->kind != LOOM_VALUE_TENSOR || values->kind != LOOM_VALUE_TENSOR)
     return invalid_argument("a map's keys and values must be tensors");
   const LOOM_Tensor &k = keys->tensor, &v = values->tensor;
-  if (k.dtype != LOOM_DTYPE_INT64 && k.dtype != LOOM_DTYPE_STRING)
-    return invalid_argument("map keys must be int64 or string, got " + dtype_name(static_cast<DType>(k.dtype)));
-  if (k.dims.size() != 1 || v.dims.size() != 1 || k.dims[0] != v.dims[0])
-    return invalid_argument("map keys " + dims_string(k.dims) + " and values " + dims_string(v.dims) +
-                            " must be 1-D of one length");
+  LOOM_RETURN_IF_ERROR(check_map_parts(static_cast<DType>(k.dtype), k.dims, v.dims));
   for (const LOOM_Tensor* t : {&k, &v})
     if (t->memory != nullptr && !t->memory->host_accessible)
       return not_implemented("map keys and values must be in host memory");

@@ -1,6 +1,7 @@
 // Checks of a run's feeds against the model's declared inputs (names,
 // kinds, element types, ranks and fixed dims, bool bytes), and the shape
 // signature that keys memory patterns and recorded runs.
+#include "plugin_host/abi_objects.h"
 #include "session/session_impl.h"
 
 namespace loom {
@@ -64,11 +65,7 @@ namespace {
 // of the declared types where the model declares them.
 Status check_map_input(const ValueInfo& info, const Value& v) {
   const Tensor &k = v.map_keys(), &x = v.map_values();
-  if (k.dtype() != DType::kInt64 && k.dtype() != DType::kString)
-    return invalid_argument("map keys must be int64 or string, got " + dtype_name(k.dtype()));
-  if (k.dims().size() != 1 || x.dims().size() != 1 || k.dims() != x.dims())
-    return invalid_argument("map keys " + dims_string(k.dims()) + " and values " + dims_string(x.dims()) +
-                            " must be 1-D of one length");
+  LOOM_RETURN_IF_ERROR(plugin_host::check_map_parts(k.dtype(), k.dims(), x.dims()));
   if (info.key_dtype != DType::kUndefined && info.key_dtype != k.dtype())
     return invalid_argument("map keys must be " + dtype_name(info.key_dtype) + ", got " + dtype_name(k.dtype()));
   if (info.dtype != DType::kUndefined && info.dtype != x.dtype())

@@ -134,11 +134,7 @@ class ChannelsLast : public Pass {
         // convolution's weight before knowing would cost more than the
         // question (the reorder follows a yes).
         nhwc.inputs[1] = patch.fresh_name(n.inputs[1] + "/ohwi");
-        ir::ValueType wt;
-        wt.dtype = graph.initializers.at(n.inputs[1]).dtype();
-        wt.has_shape = true;
-        for (int64_t d : graph.initializers.at(n.inputs[1]).dims()) wt.dims.push_back(DimInfo{d, ""});
-        patch.set_type(nhwc.inputs[1], permuted(wt, kToNhwc));
+        patch.set_type(nhwc.inputs[1], permuted(ir::tensor_type(graph.initializers.at(n.inputs[1])), kToNhwc));
         if (n.inputs.size() == 4 && !n.inputs[3].empty()) nhwc.inputs[3] = to_nhwc(n.inputs[3]);
       }
       const std::string y_nhwc = patch.fresh_name(n.outputs[0] + "/nhwc");

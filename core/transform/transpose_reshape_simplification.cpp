@@ -82,9 +82,10 @@ struct Rewrite {
   std::vector<int64_t> perm;
   // The inner node is read by others too: it is neither removed nor
   // reserved (another outer may read through it as well), and is not
-  // dereferenced after matching (an earlier rewrite may remove it); x is
-  // its input, copied.
+  // dereferenced after matching (an earlier rewrite may remove it).
   bool inner_shared = false;
+  // The value the rewrite reads: the inner node's input (the outer's for
+  // kDropTranspose), copied when matched.
   std::string x;
 };
 
@@ -96,13 +97,14 @@ std::optional<Rewrite> match(const GraphMatcher& m, const ir::Node& n) {
       if (auto p1 = perm_of(g, *inner); p1 && p1->size() == p2->size()) {
         std::vector<int64_t> p(p2->size());
         for (size_t i = 0; i < p.size(); ++i) p[i] = (*p1)[(*p2)[i]];
-        if (m.sole_consumer(n.inputs[0]) == &n) return Rewrite{Kind::kTransposePair, &n, inner, p};
+        if (m.sole_consumer(n.inputs[0]) == &n)
+          return Rewrite{Kind::kTransposePair, &n, inner, p, false, inner->inputs[0]};
         // The inner Transpose has other readers and stays; a pair that
         // cancels still reads x directly (layouts: one NHWC -> NCHW result
         // read by several NCHW -> NHWC Transposes).
         if (is_identity(p)) return Rewrite{Kind::kTransposePair, &n, inner, p, true, inner->inputs[0]};
       }
-    if (is_identity(*p2)) return Rewrite{Kind::kDropTranspose, &n, nullptr, {}};
+    if (is_identity(*p2)) return Rewrite{Kind::kDropTranspose, &n, nullptr, {}, false, n.inputs[0]};
     return std::nullopt;
   }
   if (GraphMatcher::is(n, "Reshape", 2)) {
@@ -112,7 +114,7 @@ std::optional<Rewrite> match(const GraphMatcher& m, const ir::Node& n) {
     if (!shape) return std::nullopt;
     const ir::Attribute* allowzero = n.find_attribute("allowzero");
     if ((!allowzero || allowzero->i == 0) && std::count(shape->begin(), shape->end(), 0) > 0) return std::nullopt;
-    return Rewrite{Kind::kReshapePair, &n, inner, {}};
+    return Rewrite{Kind::kReshapePair, &n, inner, {}, false, inner->inputs[0]};
   }
   const bool squeeze = n.op_type == "Squeeze", unsqueeze = n.op_type == "Unsqueeze";
   if ((squeeze || unsqueeze) && n.domain.empty() && n.outputs.size() == 1 && !n.inputs.empty()) {
@@ -124,7 +126,7 @@ std::optional<Rewrite> match(const GraphMatcher& m, const ir::Node& n) {
     const int64_t rank = rank_of(g, squeeze ? n.inputs[0] : inner->inputs[0]);
     auto a = axes_of(g, n, rank), b = axes_of(g, *inner, rank);
     if (!a || !b || *a != *b) return std::nullopt;
-    return Rewrite{Kind::kSqueezePair, &n, inner, {}};
+    return Rewrite{Kind::kSqueezePair, &n, inner, {}, false, inner->inputs[0]};
   }
   return std::nullopt;
 }
@@ -150,7 +152,7 @@ class TransposeReshapeSimplification : public Pass {
     for (const Rewrite& r : rewrites) {
       const ir::Node& n = *r.outer;
       GraphPatch patch(graph, name() + " at '" + n.label() + "'");
-      const std::string x = r.inner_shared ? r.x : r.inner ? r.inner->inputs[0] : n.inputs[0];
+      const std::string& x = r.x;
       const bool vanishes = r.kind == Kind::kDropTranspose || r.kind == Kind::kSqueezePair ||
                             (r.kind == Kind::kTransposePair && is_identity(r.perm));
       if (vanishes) {
