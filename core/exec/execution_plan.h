@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,9 @@ class ExecutionPlan {
   std::vector<std::pair<std::string, SlotId>> inputs;  // graph inputs (incl. overridable initializers)
   std::vector<SlotId> outputs;                          // graph outputs, in order
   std::vector<std::string> output_names;
+  // The EP contract on shapes: a step's output must have the rank and the
+  // fixed dims of its slot's static type (RunState::check_static_shape).
+  bool check_shapes = false;
   // Views the kernels' node views point into; owned here so they outlive runs.
   std::unique_ptr<LOOM_GraphView> graph_view;
   // Kernel objects to release (also on a plan abandoned half-built).
@@ -136,6 +140,10 @@ class ExecutionPlan {
   // runs hold while binding constants.
   mutable std::mutex constants_mutex;
   mutable std::map<SlotId, std::pair<DType, Dims>> released_constants;
+  // Values whose made shape contradicted the model's declaration, logged
+  // once per plan (check_shapes).
+  mutable std::mutex warned_mutex;
+  mutable std::set<SlotId> warned_shapes;
   // Per slot, the value runs bind for a constant, built by the first run
   // that binds it and shared by every run after (rebuilding ~100 of them
   // per run cost MobileNetV2 60-70 us of a 7.5 ms run); reset when the

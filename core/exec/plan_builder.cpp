@@ -179,22 +179,40 @@ class PlanBuilder {
     }
   }
 
-  // The slot holding `slot`'s value in memory `m`, adding copy steps as needed
-  // (device-to-device goes through host memory).
+  // The EP owning device memory `device` copies from memory `from` to `to`.
+  bool owner_copies(size_t device, size_t from, size_t to) const {
+    return eps_[static_cast<size_t>(memory_owner_[device])]->can_copy(plan_->memories[from].info,
+                                                                        plan_->memories[to].info);
+  }
+
+  // The slot holding `slot`'s value in memory `m`, adding copy steps as needed.
+  // A copy is made by an EP whose data transfer says it can (can_copy): the
+  // device's owner between host and device; between two devices either
+  // owner, else the value goes through host memory.
   Expected<SlotId> in_memory(SlotId slot, size_t m) {
     const size_t from = plan_->slots[slot].memory;
     if (from == m) return slot;
     auto key = std::make_pair(slot, m);
     auto it = copies_.find(key);
     if (it != copies_.end()) return it->second;
+    size_t device = from != 0 ? from : m;
     if (from != 0 && m != 0) {
-      LOOM_ASSIGN_OR_RETURN(SlotId via_host, in_memory(slot, 0));
-      return in_memory(via_host, m);
+      if (owner_copies(from, from, m)) device = from;
+      else if (owner_copies(m, from, m)) device = m;
+      else {
+        LOOM_ASSIGN_OR_RETURN(SlotId via_host, in_memory(slot, 0));
+        return in_memory(via_host, m);
+      }
     }
+    const std::string from_name = plugin_host::memory_name(plan_->memories[from].info);
+    const std::string to_name = plugin_host::memory_name(plan_->memories[m].info);
     if (plan_->slots[slot].type.dtype == DType::kString)
       return not_implemented("value '" + plan_->slots[slot].name + "' is a string tensor and cannot move to memory '" +
-                             plugin_host::memory_name(plan_->memories[m].info) + "'");
-    const size_t device = from != 0 ? from : m;
+                             to_name + "'");
+    if (!owner_copies(device, from, m))
+      return not_implemented("value '" + plan_->slots[slot].name + "' must move from memory '" + from_name + "' to '" +
+                             to_name + "', but provider '" + eps_[static_cast<size_t>(memory_owner_[device])]->name() +
+                             "' does not copy that way (its data transfer's can_copy says no)");
     Step step;
     step.kind = StepKind::kCopy;
     step.ep = static_cast<size_t>(memory_owner_[device]);
@@ -207,9 +225,7 @@ class PlanBuilder {
     SlotId dst = new_slot(name, SlotKind::kIntermediate, m);
     plan_->slots[dst].type = plan_->slots[slot].type;
     step.outputs = {dst};
-    step.label = "'" + plan_->slots[slot].name + "' from " +
-                 plugin_host::memory_name(plan_->memories[from].info) + " to " +
-                 plugin_host::memory_name(plan_->memories[m].info);
+    step.label = "'" + plan_->slots[slot].name + "' from " + from_name + " to " + to_name;
     step.name = step.label;
     step.op_type = "copy";
     plan_->steps.push_back(std::move(step));
@@ -362,6 +378,7 @@ class PlanBuilder {
   }
 
   Status bind_outputs() {
+    plan_->check_shapes = options_.check_shapes;
     for (const std::string& o : graph_.outputs) {
       auto it = value_slot_.find(o);
       if (it == value_slot_.end()) return invalid_graph("graph output '" + o + "' is never produced");

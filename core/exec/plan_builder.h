@@ -30,6 +30,11 @@ struct PlanOptions {
   SubgraphPlanner plan_subgraph;
   // Profiling sessions: compile spans go here (may be NULL).
   profile::Profiler* profiler = nullptr;
+  // Check every value a step makes against the graph's static shapes
+  // (ExecutionPlan::check_shapes). Off for subgraph bodies: a Loop's carried
+  // values may change shape from one iteration to the next while the body's
+  // types keep the first iteration's.
+  bool check_shapes = false;
 };
 
 Expected<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& graph, const partition::Assignment& assignment,

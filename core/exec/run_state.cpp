@@ -5,6 +5,7 @@
 #include <deque>
 #include <limits>
 
+#include "base/logging.h"
 #include "exec/executor.h"
 #include "exec/step_kernel_context.h"
 #include "onnx/tensor_proto.h"
@@ -106,7 +107,7 @@ void RunState::bind(const std::map<std::string, const LOOM_Value*>& inputs) {
   }
 
 LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, const int64_t* dims, uint64_t rank,
-                        Status* why) {
+                        Status* why, const Step* step) {
     if (rv.ready) {
       *why = invalid_argument("output allocated twice");
       return nullptr;
@@ -122,6 +123,10 @@ LOOM_Tensor* RunState::allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, co
       return nullptr;
     }
     Dims d(dims, dims + rank);
+    if (Status st = check_static_shape(slot, d, step, rv); !st) {
+      *why = st;
+      return nullptr;
+    }
     auto count = checked_element_count(d);
     if (!count) {
       *why = count.status();
@@ -220,9 +225,36 @@ Status RunState::check_static_dtype(SlotId slot, int32_t dtype) const {
                        " (a declared type that contradicts what computes it, e.g. an If branch's output)");
 }
 
-Status RunState::set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value) {
+Status RunState::check_static_shape(SlotId slot, const Dims& dims, const Step* step, RuntimeValue& rv) const {
+  if (slot == kNoSlot || !plan_.check_shapes) return Status::ok();
+  const Slot& s = plan_.slots[slot];
+  if (s.type.kind != ir::ValueKind::kTensor || !s.type.has_shape) return Status::ok();
+  bool agree = s.type.dims.size() == dims.size();
+  for (size_t i = 0; agree && i < dims.size(); ++i)
+    agree = s.type.dims[i].value < 0 || s.type.dims[i].value == dims[i];
+  if (agree) return Status::ok();
+  const std::string made = dims_string(dims), typed = s.type.to_string();
+  bool inputs_drifted = false;
+  if (step != nullptr)
+    for (SlotId in : step->inputs) inputs_drifted = inputs_drifted || (in != kNoSlot && values_[in].drifted);
+  if (s.type.declared || inputs_drifted) {
+    rv.drifted = true;
+    std::lock_guard<std::mutex> lock(plan_.warned_mutex);
+    if (plan_.warned_shapes.insert(slot).second)
+      log::logger()->warn("value '{}' has shape {}, but the model {} {}", s.name, made,
+                          s.type.declared ? "declares" : "implies (from a declaration contradicted before it)", typed);
+    return Status::ok();
+  }
+  return Status(StatusCode::kFail, "output '" + s.name + "' has shape " + made + ", but the graph's types say " +
+                                       typed + ": the provider's kernel and the op's meaning disagree");
+}
+
+Status RunState::set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value, const Step* step) {
     if (rv.ready) return invalid_argument("output set twice");
-    if (value->kind == LOOM_VALUE_TENSOR) LOOM_RETURN_IF_ERROR(check_static_dtype(slot, value->tensor.dtype));
+    if (value->kind == LOOM_VALUE_TENSOR) {
+      LOOM_RETURN_IF_ERROR(check_static_dtype(slot, value->tensor.dtype));
+      LOOM_RETURN_IF_ERROR(check_static_shape(slot, value->tensor.dims, step, rv));
+    }
     if (slot != kNoSlot && plan_.slots[slot].memory != 0)
       return not_implemented("values set whole must live in host memory, not '" +
                              plugin_host::memory_name(plan_.memories[plan_.slots[slot].memory].info) + "'");
@@ -269,6 +301,13 @@ Expected<ValuePtr> RunState::take_output(SlotId slot) {
     return plugin_host::clone_value(v);
   }
 
+namespace {
+// Where a tensor lives; a tensor that names no memory is in host memory.
+const LOOM_MemoryInfo& memory_of(const LOOM_Tensor& t) {
+  return t.memory != nullptr ? *t.memory : plugin_host::host_memory();
+}
+}  // namespace
+
 // The session's device copy of an initializer (made by the first run,
 // synchronously, so that every later run on any stream finds it complete).
 Status RunState::copy_constant_once(const Step& step, StepTiming* timing) {
@@ -288,16 +327,10 @@ Status RunState::copy_constant_once(const Step& step, StepTiming* timing) {
     if (!block) return block.status().with_context(step.label);
     e.data = *block;
     if (bytes > 0) {
-      const LOOM_DataTransfer* t = eps_[step.ep]->data_transfer();
-      LOOM_DataTransfer_Copy_Args args{};
-      args.struct_size = LOOM_DataTransfer_Copy_Args_STRUCT_SIZE;
-      args.src_memory = src.tensor.memory;
-      args.src = src.tensor.data;
-      args.dst_memory = &plan_.memories[m].info;
-      args.dst = e.data;
-      args.bytes = bytes;  // no stream: complete when the call returns
       const auto start = std::chrono::steady_clock::now();
-      Status st = plugin_host::from_abi(t->copy(t->state, &args));
+      // No stream: complete when the call returns.
+      Status st = eps_[step.ep]->copy(memory_of(src.tensor), src.tensor.data, plan_.memories[m].info, e.data, bytes,
+                                      nullptr);
       if (!st) {
         e.arena->free(e.data);
         return st.with_context(step.label + " (provider '" + eps_[step.ep]->name() + "')");
@@ -323,21 +356,13 @@ Status RunState::run_copy(const Step& step, StepTiming* timing) {
   if (src.kind != LOOM_VALUE_TENSOR) return not_implemented(step.label + ": only tensors can move between memories");
   RuntimeValue& dst = values_[step.outputs[0]];
   Status why;
-  if (!allocate(step.outputs[0], dst, src.tensor.dtype, src.tensor.dims.data(), src.tensor.dims.size(), &why))
+  if (!allocate(step.outputs[0], dst, src.tensor.dtype, src.tensor.dims.data(), src.tensor.dims.size(), &why, &step))
     return Status(why.code(), step.label + ": " + why.message());
   const uint64_t bytes = src.tensor.count * dtype_size(static_cast<DType>(src.tensor.dtype));
   if (bytes == 0) return Status::ok();
-  const LOOM_DataTransfer* t = eps_[step.ep]->data_transfer();
-  LOOM_DataTransfer_Copy_Args args{};
-  args.struct_size = LOOM_DataTransfer_Copy_Args_STRUCT_SIZE;
-  args.src_memory = src.tensor.memory;
-  args.src = src.tensor.data;
-  args.dst_memory = dst.v.tensor.memory;
-  args.dst = dst.v.tensor.data;
-  args.bytes = bytes;
-  args.stream = resources_.streams[step.stream];
   const auto start = std::chrono::steady_clock::now();
-  Status st = plugin_host::from_abi(t->copy(t->state, &args));
+  Status st = eps_[step.ep]->copy(memory_of(src.tensor), src.tensor.data, memory_of(dst.v.tensor), dst.v.tensor.data, bytes,
+                                  resources_.streams[step.stream]);
   if (timing != nullptr) {
     timing->kernel_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     timing->bytes = bytes;

@@ -43,6 +43,9 @@ struct RuntimeValue {
   const LOOM_Value* borrowed = nullptr;
   std::shared_ptr<const LOOM_Value> shared;  // keeps `borrowed` alive when set (a plan's constant value)
   bool ready = false;
+  // Its shape contradicts the slot's static type where the model declared
+  // it, or downstream of such a value (RunState::check_static_shape).
+  bool drifted = false;
   void* device = nullptr;          // storage from `arena` (unplanned buffers)
   memory::Arena* arena = nullptr;  // frees `device`
 
@@ -56,6 +59,7 @@ struct RuntimeValue {
     borrowed = nullptr;
     shared.reset();
     ready = false;
+    drifted = false;
   }
 };
 
@@ -117,9 +121,10 @@ class RunState {
 
   void bind(const std::map<std::string, const LOOM_Value*>& inputs);
 
-  // Allocates a tensor for `slot` with dtype and dims; NULL plus a reason on failure.
+  // Allocates a tensor for `slot` with dtype and dims, made by `step` (NULL:
+  // not by a step); NULL plus a reason on failure.
   LOOM_Tensor* allocate(SlotId slot, RuntimeValue& rv, int32_t dtype, const int64_t* dims, uint64_t rank,
-                        Status* why);
+                        Status* why, const Step* step = nullptr);
   // LOOM_HostApi::kernel_scratch for `step`: `bytes` from the arena of the
   // step's memory, refused over limits.max_tensor_mb before anything is
   // allocated. `rv` owns it (drop() frees it, deferred while streams may
@@ -129,10 +134,18 @@ class RunState {
   // made for the caller. NULL data with `why` set on failure.
   void* bound_storage(const RunBindings& b, SlotId slot, DType dtype, const Dims& dims, int64_t bytes, Status* why);
 
-  Status set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value);
+  Status set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> value, const Step* step = nullptr);
   // A tensor of element type `dtype` may go to `slot`: the model's static
   // type (declared or inferred) says the same, or says nothing.
   Status check_static_dtype(SlotId slot, int32_t dtype) const;
+  // A tensor of `dims` made by `step` may go to `slot` (plans with
+  // check_shapes): the rank and every fixed dim of the slot's static type
+  // agree. A disagreement is only logged, as ONNX Runtime does, and `rv` is
+  // marked drifted, where the model declared the shape
+  // (ir::ValueType::declared) or one of the step's inputs drifted already:
+  // a wrong declaration, and what inference derived from it, is the model's
+  // mistake; otherwise the provider broke its contract and the run fails.
+  Status check_static_shape(SlotId slot, const Dims& dims, const Step* step, RuntimeValue& rv) const;
 
   // `timing` (profiling, may be NULL): filled with the time inside the
   // plugin's call, the shapes read and made, and bytes copied.

@@ -46,13 +46,13 @@ class StepKernelContext final : public LOOM_KernelContext {
     if (dtype == LOOM_DTYPE_UNDEFINED && (s == kNoSlot || run_.static_dtype(s) == LOOM_DTYPE_UNDEFINED))
       dtype = schema_dtype(i);
     Status why;
-    LOOM_Tensor* t = run_.allocate(s, slot_value(i), dtype, dims, rank, &why);
+    LOOM_Tensor* t = run_.allocate(s, slot_value(i), dtype, dims, rank, &why, &step_);
     if (t == nullptr) refused(why);
     return t;
   }
   Status set_output(uint64_t i, std::unique_ptr<LOOM_Value> value) override {
     if (i >= step_.outputs.size()) return invalid_argument("output index " + std::to_string(i) + " out of range");
-    return run_.set(step_.outputs[i], slot_value(i), std::move(value));
+    return run_.set(step_.outputs[i], slot_value(i), std::move(value), &step_);
   }
   const LOOM_NodeView* node() const override { return step_.node_view; }
   void release_constant_input(uint64_t i) override {

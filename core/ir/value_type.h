@@ -20,6 +20,10 @@ struct ValueType {
   std::vector<DimInfo> dims;
   // kMap, and kSequence of maps: the key type (dtype is the values').
   DType key_dtype = DType::kUndefined;
+  // The shape is the model file's declaration (a graph output or a
+  // value_info), or derived from one: run-time values that contradict it may
+  // be the file's mistake, which ONNX Runtime tolerates with a warning.
+  bool declared = false;
 
   // Concrete dims when every dim has a value; -1 entries otherwise.
   Dims known_dims() const {

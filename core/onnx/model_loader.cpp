@@ -284,6 +284,11 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   const ::onnx::ISchemaRegistry* registry =
       options.schemas ? static_cast<const ::onnx::ISchemaRegistry*>(options.schemas.get()) : &opreg::op_registry();
   if (Status st = verify_onnx_nodes(model.graph(), *registry, opsets); !st) return st.with_context(source);
+  // The main graph's declared shapes, before inference adds its own.
+  std::vector<std::string> declared;
+  for (const auto* list : {&model.graph().output(), &model.graph().value_info()})
+    for (const auto& vi : *list)
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) declared.push_back(vi.name());
   // ONNX's inference fills value_info; failures only mean less is known.
   if (InferenceResult r = infer_shapes_isolated(model, options.schemas.get()); r.outcome != InferenceOutcome::kDone)
     log::logger()->info("{}: ONNX's static shape inference {}; types come from Loom's own inference and the "
@@ -293,6 +298,10 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   GraphConverter converter(model_dir, opsets, options, file_bytes);
   auto graph = converter.convert(*model.mutable_graph(), nullptr, 0);
   if (!graph) return graph.status().with_context(source);
+  for (const std::string& name : declared) {
+    auto t = (*graph)->value_types.find(name);
+    if (t != (*graph)->value_types.end() && t->second.has_shape) t->second.declared = true;
+  }
   // Each value produced once, every read defined, no cycle: refused here as
   // a bad model rather than by whichever pass first orders the graph.
   if (auto order = (*graph)->topological_order(); !order) return order.status().with_context(source);

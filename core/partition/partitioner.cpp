@@ -1,6 +1,7 @@
 #include "partition/partitioner.h"
 
 #include <deque>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -90,7 +91,7 @@ class Partitioner {
     // there is no cycle: if contracting every accepted set leaves the graph
     // acyclic, contracting any of them does too.
     std::set<ir::NodeId> claimed;
-    std::vector<std::pair<const plugin_host::Claim*, std::string>> dropped;
+    std::vector<std::pair<std::vector<uint64_t>, std::string>> dropped;
     const size_t groups_before = out_.groups.size();
     take_claims(e, sink, false, claimed, dropped);
     if (!contracted_graph_acyclic()) {
@@ -101,9 +102,9 @@ class Partitioner {
       dropped.clear();
       take_claims(e, sink, true, claimed, dropped);
     }
-    for (const auto& [c, problem] : dropped) {
+    for (const auto& [ids, problem] : dropped) {
       log::logger()->warn("provider '{}': claim dropped: {}", ep.name(), problem);
-      for (uint64_t id : c->node_ids)
+      for (uint64_t id : ids)
         if (unassigned_.count(id)) said_[id].push_back(ep.name() + ": claim dropped (" + problem + ")");
     }
     // Custom-op nodes the EP left: through the custom-op kernels it was
@@ -127,10 +128,10 @@ class Partitioner {
   }
 
   // Accepts EP e's claims in order (add_group), collecting the dropped ones
-  // with their reasons; `check_cycles`: drop a fused set that would close a
-  // cycle (else the caller checks all sets together).
+  // with their reasons; `check_cycles`: a fused set that would close a cycle
+  // is split into convex parts (else the caller checks all sets together).
   void take_claims(size_t e, const LOOM_ClaimSink& sink, bool check_cycles, std::set<ir::NodeId>& claimed,
-                   std::vector<std::pair<const plugin_host::Claim*, std::string>>& dropped) {
+                   std::vector<std::pair<std::vector<uint64_t>, std::string>>& dropped) {
     plugin_host::EpInstance& ep = *in_.eps[e];
     for (const plugin_host::Claim& c : sink.claims) {
       std::string problem;
@@ -151,14 +152,57 @@ class Partitioner {
           else problem = "claimed without a matching kernel (" + why + ")";
         }
       }
-      if (check_cycles && problem.empty() && fused && c.node_ids.size() > 1 && creates_cycle(c.node_ids))
-        problem = "fused set would create a cycle between partitions";
       if (!problem.empty()) {
-        dropped.emplace_back(&c, problem);
+        dropped.emplace_back(c.node_ids, problem);
+        continue;
+      }
+      if (check_cycles && fused && c.node_ids.size() > 1 && creates_cycle(c.node_ids)) {
+        take_convex_parts(e, c, claimed, dropped);
         continue;
       }
       add_group(e, fused, std::vector<ir::NodeId>(c.node_ids.begin(), c.node_ids.end()), kernel, c.reason);
       for (uint64_t id : c.node_ids) claimed.insert(id);
+    }
+  }
+
+  // A fused claim that is not convex (a path leaves it and comes back, e.g.
+  // through a node another EP runs) becomes several partitions, as a
+  // compiler given the same claim would cut it: the parts are the claim's
+  // nodes grouped by how many times a path from the claim to them has left
+  // it. No path leaves a part and comes back (it would reach a later
+  // part), and paths only lead from a part to later ones, so the parts run
+  // in order. A part that still closes a cycle through another EP's fused
+  // group is dropped.
+  void take_convex_parts(size_t e, const plugin_host::Claim& c, std::set<ir::NodeId>& claimed,
+                         std::vector<std::pair<std::vector<uint64_t>, std::string>>& dropped) {
+    const std::set<ir::NodeId> set(c.node_ids.begin(), c.node_ids.end());
+    std::unordered_map<ir::NodeId, int> exits;  // most exits on a path from the set; absent: unreachable
+    for (const ir::Node* n : order_) {
+      auto it = exits.find(n->id);
+      const bool in_set = set.count(n->id) > 0;
+      if (in_set && it == exits.end()) it = exits.emplace(n->id, 0).first;
+      if (it == exits.end()) continue;
+      auto consumers = edges_.consumers.find(n->id);
+      if (consumers == edges_.consumers.end()) continue;
+      for (ir::NodeId next : consumers->second) {
+        const int through = it->second + (in_set && !set.count(next) ? 1 : 0);
+        auto [slot, fresh] = exits.emplace(next, through);
+        if (!fresh) slot->second = std::max(slot->second, through);
+      }
+    }
+    std::map<int, std::vector<ir::NodeId>> parts;
+    for (const ir::Node* n : order_)
+      if (set.count(n->id)) parts[exits.at(n->id)].push_back(n->id);
+    const std::string why = " (part of a claim split in " + std::to_string(parts.size()) +
+                            ": other providers' nodes lie between its nodes)";
+    for (auto& [level, nodes] : parts) {
+      const std::vector<uint64_t> ids(nodes.begin(), nodes.end());
+      if (ids.size() > 1 && creates_cycle(ids)) {
+        dropped.emplace_back(ids, "fused set would create a cycle between partitions");
+        continue;
+      }
+      for (ir::NodeId id : nodes) claimed.insert(id);
+      add_group(e, true, std::move(nodes), nullptr, c.reason + why);
     }
   }
 

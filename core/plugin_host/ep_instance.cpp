@@ -56,6 +56,9 @@ Expected<std::unique_ptr<EpInstance>> EpInstance::create(const Provider& provide
   }
   if (LOOM_HAS_FIELD(ep, LOOM_Ep, get_data_transfer) && ep->get_data_transfer)
     e->transfer_ = ep->get_data_transfer(ep->state);
+  if (e->transfer_ != nullptr && (e->transfer_->struct_size < LOOM_DataTransfer_STRUCT_SIZE ||
+                                  e->transfer_->can_copy == nullptr || e->transfer_->copy == nullptr))
+    return fail("provider '" + provider.name + "': data transfer table is incomplete (needs can_copy and copy)");
   if (LOOM_HAS_FIELD(ep, LOOM_Ep, create_stream) && ep->create_stream) {
     // Probe once: an EP that makes a stream runs asynchronously and must
     // also make events, or the host could not order its work.
@@ -143,6 +146,26 @@ Expected<LOOM_CapturedWork*> EpInstance::end_capture(LOOM_Stream* stream) const 
     return fail("provider '" + name_ + "': recording table is incomplete (needs replay and release)");
   }
   return w;
+}
+
+bool EpInstance::can_copy(const LOOM_MemoryInfo& src, const LOOM_MemoryInfo& dst) const {
+  return transfer_ != nullptr && transfer_->can_copy(transfer_->state, &src, &dst) != 0;
+}
+
+Status EpInstance::copy(const LOOM_MemoryInfo& src_memory, const void* src, const LOOM_MemoryInfo& dst_memory,
+                        void* dst, uint64_t bytes, LOOM_Stream* stream) const {
+  if (!can_copy(src_memory, dst_memory))
+    return not_implemented("provider '" + name_ + "' does not copy from '" + memory_name(src_memory) + "' to '" +
+                           memory_name(dst_memory) + "' (its data transfer's can_copy says no)");
+  LOOM_DataTransfer_Copy_Args args{};
+  args.struct_size = LOOM_DataTransfer_Copy_Args_STRUCT_SIZE;
+  args.src_memory = &src_memory;
+  args.src = src;
+  args.dst_memory = &dst_memory;
+  args.dst = dst;
+  args.bytes = bytes;
+  args.stream = stream;
+  return from_abi(transfer_->copy(transfer_->state, &args));
 }
 
 bool EpInstance::can_compile() const { return LOOM_HAS_FIELD(ep_, LOOM_Ep, compile) && ep_->compile != nullptr; }

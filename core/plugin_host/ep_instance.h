@@ -34,6 +34,13 @@ class EpInstance {
   bool uses_host_memory() const;
   const LOOM_Allocator* allocator() const { return allocator_; }
   const LOOM_DataTransfer* data_transfer() const { return transfer_; }
+  // The EP's data transfer says it copies from `src` to `dst` memory (false
+  // without a data transfer).
+  bool can_copy(const LOOM_MemoryInfo& src, const LOOM_MemoryInfo& dst) const;
+  // Copies `bytes` through the EP's data transfer, queued on `stream` (NULL:
+  // complete when the call returns). Refused when can_copy says no.
+  Status copy(const LOOM_MemoryInfo& src_memory, const void* src, const LOOM_MemoryInfo& dst_memory, void* dst,
+              uint64_t bytes, LOOM_Stream* stream) const;
   bool has_capability() const;
   bool can_compile() const;
   // Set when the EP declared LOOM_EP_FLAG_NO_CONCURRENT_RUNS: the executor

@@ -188,7 +188,9 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   if (profiler) profiler->phase("partition", partition_start);
   placement = assignment.report;
   const auto plan_start = profile::Clock::now();
-  LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps, plan_options({})));
+  exec::PlanOptions main_options = plan_options({});
+  main_options.check_shapes = true;
+  LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps, main_options));
   if (profiler) profiler->phase("plan", plan_start);
   resources = std::make_unique<exec::RunResourcePool>(*plan, eps, *arenas);
   make_recorder();

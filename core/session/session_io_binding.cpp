@@ -58,16 +58,8 @@ Status Session::Impl::copy(const DeviceTensor& src, const DeviceTensor& dst) con
     return Status::ok();
   }
   for (const plugin_host::EpInstance* ep : eps) {
-    const LOOM_DataTransfer* t = ep->data_transfer();
-    if (t == nullptr || !t->can_copy(t->state, from, to)) continue;
-    LOOM_DataTransfer_Copy_Args args{};
-    args.struct_size = LOOM_DataTransfer_Copy_Args_STRUCT_SIZE;
-    args.src_memory = from;
-    args.src = src.data;
-    args.dst_memory = to;
-    args.dst = dst.data;
-    args.bytes = static_cast<uint64_t>(bytes);
-    return plugin_host::from_abi(t->copy(t->state, &args))
+    if (!ep->can_copy(*from, *to)) continue;
+    return ep->copy(*from, src.data, *to, dst.data, static_cast<uint64_t>(bytes), nullptr)
         .with_context(model_name + ": copy from '" + src.memory + "' to '" + dst.memory + "'");
   }
   return not_implemented(model_name + ": no provider copies from '" + src.memory + "' to '" + dst.memory + "'");
