@@ -4,6 +4,7 @@
 //   "shape": the right element count with the dims reversed,
 //   "rank":  the right element count as one flat dim,
 //   "dtype": int32 values instead of float,
+//   "values": the right shape and type, but x itself (wrong below zero),
 // (absent or "none": a correct Relu). The host must fail the run naming the
 // provider, the node and both shapes or types, not pass wrong results on.
 //
@@ -25,7 +26,7 @@ namespace {
 
 using namespace loom::sdk;
 
-enum class Break { kNone, kShape, kRank, kDtype };
+enum class Break { kNone, kShape, kRank, kDtype, kValues };
 
 template <Break kBreak>
 void relu(KernelContext& ctx) {
@@ -39,7 +40,8 @@ void relu(KernelContext& ctx) {
     return;
   }
   Tensor y = ctx.output(0, dims, LOOM_DTYPE_FLOAT);
-  for (int64_t i = 0; i < x.size(); ++i) y.mutable_data<float>()[i] = std::max(x.data<float>()[i], 0.0f);
+  for (int64_t i = 0; i < x.size(); ++i)
+    y.mutable_data<float>()[i] = kBreak == Break::kValues ? x.data<float>()[i] : std::max(x.data<float>()[i], 0.0f);
 }
 
 template <Break kBreak>
@@ -72,6 +74,7 @@ class ContractFactory : public EpFactory {
     if (mode == "shape") return std::make_unique<ContractEp>(registry<Break::kShape>());
     if (mode == "rank") return std::make_unique<ContractEp>(registry<Break::kRank>());
     if (mode == "dtype") return std::make_unique<ContractEp>(registry<Break::kDtype>());
+    if (mode == "values") return std::make_unique<ContractEp>(registry<Break::kValues>());
     throw Error("test_contract: unknown break mode '" + mode + "'", LOOM_STATUS_INVALID_ARGUMENT);
   }
 };

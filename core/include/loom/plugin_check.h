@@ -6,8 +6,12 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "loom/config.h"
+#include "loom/tensor.h"
 
 namespace loom {
 
@@ -36,5 +40,23 @@ struct PluginCheckReport {
 // other loads of the same library. A plugin that crashes in its own code
 // still takes the process down.
 PluginCheckReport check_plugin(const std::string& path);
+
+struct ModelCheckOptions {
+  std::string model_path;
+  std::map<std::string, Tensor> inputs;  // every input the model needs
+  // Float values match when |got - reference| <= atol + rtol * |reference|
+  // (at least 1e-2 each for float16 / bfloat16); other types must be equal.
+  double atol = 1e-4, rtol = 1e-3;
+  Config config;  // plugin_dirs, provider_options, threads... (providers and fallback are set per check)
+};
+
+// Runs the plugin's kernels against the reference EP on a model (`loom
+// plugins --check PATH.so --model M.onnx`): each node a provider of the
+// plugin claims is run on its own on that provider, fed the reference EP's
+// values of its inputs, and its outputs compared with the reference's
+// (element type, shape, values); then the whole model, optimized, with the
+// provider first, is compared output by output. One item per node that
+// differs, fails or cannot be checked alone, and a summary per provider.
+PluginCheckReport check_plugin_on_model(const std::string& plugin_path, const ModelCheckOptions& options);
 
 }  // namespace loom
