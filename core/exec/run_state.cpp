@@ -309,7 +309,8 @@ const LOOM_MemoryInfo& memory_of(const LOOM_Tensor& t) {
 }  // namespace
 
 // The session's device copy of an initializer (made by the first run,
-// synchronously, so that every later run on any stream finds it complete).
+// synchronously, so that every later run on any stream finds it complete),
+// after which the host's copy is released where the copy was its only reader.
 Status RunState::copy_constant_once(const Step& step, StepTiming* timing) {
   DeviceConstants& constants = *resources_.constants;
   const SlotId out = step.outputs[0];
@@ -343,6 +344,10 @@ Status RunState::copy_constant_once(const Step& step, StepTiming* timing) {
     e.value = plugin_host::tensor_view_value(static_cast<DType>(src.tensor.dtype), src.tensor.dims, e.data,
                                              &plan_.memories[m].info);
     it = constants.entries.emplace(out, std::move(e)).first;
+    // The device holds the session's copy now; the host's bytes go when
+    // nothing else reads them (no second device, no host kernel, no
+    // overriding input), so a device EP's weights are not kept twice.
+    release_constant(step.inputs[0]);
   }
   RuntimeValue& dst = values_[out];
   dst.borrowed = it->second.value.get();

@@ -8,7 +8,8 @@
 // (absent or "none": a correct Relu). The host must fail the run naming the
 // provider, the node and both shapes or types, not pass wrong results on.
 //
-// Provider "test_peer" runs float Neg in memory "test_peer" (not host
+// Provider "test_peer" runs float Neg, and ReduceSum over every element
+// (no axes, keepdims 1), in memory "test_peer" (not host
 // accessible) and copies between it and host memory, and also straight
 // between it and test_device_ep's "test_device" memory, as GPUs with a peer
 // link do. Options: "peer" = "0" drops the direct link, "upload" = "0"
@@ -116,6 +117,17 @@ void peer_neg(KernelContext& ctx) {
   for (int64_t i = 0; i < x.size(); ++i) y.mutable_data<float>()[i] = -x.data<float>()[i];
 }
 
+void peer_reduce_sum(KernelContext& ctx) {
+  ConstTensor x = ctx.required_input(0);
+  const LOOM_MemoryInfo* m = host().tensor_memory(x.raw());
+  LOOM_SDK_ENFORCE(m != nullptr && from_view(m->name) == kPeerMemory, "test_peer ReduceSum: input is not in its memory");
+  LOOM_SDK_ENFORCE(ctx.input_count() == 1, "test_peer ReduceSum: reduces every axis only");
+  double sum = 0;
+  for (int64_t i = 0; i < x.size(); ++i) sum += x.data<float>()[i];
+  Tensor y = ctx.output(0, std::vector<int64_t>(x.shape().size(), 1), LOOM_DTYPE_FLOAT);
+  y.mutable_data<float>()[0] = static_cast<float>(sum);
+}
+
 class PeerEp : public Ep {
  public:
   explicit PeerEp(PeerLinks links) : links_(links) {
@@ -134,6 +146,7 @@ class PeerEp : public Ep {
     static const KernelRegistry r = [] {
       KernelRegistry k;
       k.add("", "Neg", 6, LOOM_OPSET_OPEN_END, peer_neg, {{"T", {LOOM_DTYPE_FLOAT}}});
+      k.add("", "ReduceSum", 13, LOOM_OPSET_OPEN_END, peer_reduce_sum, {{"T", {LOOM_DTYPE_FLOAT}}});
       return k;
     }();
     return &r;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/model_builder.h"
+#include "common/rss.h"
 #include "common/test_env.h"
 
 namespace loom {
@@ -141,8 +142,10 @@ TEST(PluginContractTest, AWrongDeclarationAndWhatInferenceDerivesFromItOnlyWarn)
 // value crossing between the two does not stop in host memory; without the
 // link it does; and a copy no provider makes fails session creation, naming
 // the value, both memories and the provider.
-std::shared_ptr<Environment> peer_env(std::map<std::string, std::string> peer_options) {
+// `fold`: false keeps nodes that only read constants from being folded away.
+std::shared_ptr<Environment> peer_env(std::map<std::string, std::string> peer_options, bool fold = true) {
   Config c;
+  if (!fold) c.optimization_level = OptimizationLevel::kDisabled;
   c.plugin_dirs = {testing::test_plugin_dir("device"), testing::test_plugin_dir("contract")};
   c.providers = {"test_device", "test_peer", "reference"};
   c.provider_options["test_peer"] = std::move(peer_options);
@@ -215,6 +218,70 @@ TEST(PluginContractTest, ACopyNoProviderMakesFailsSessionCreation) {
   EXPECT_TRUE(contains(msg, "'cpu' to 'test_peer'")) << msg;
   EXPECT_TRUE(contains(msg, "provider 'test_peer'")) << msg;
   EXPECT_TRUE(contains(msg, "can_copy")) << msg;
+}
+
+// Once a constant is in a device EP's memory, the host's copy goes where
+// the upload was its only reader: a device EP's weights are not held twice.
+// A constant a host kernel also reads stays.
+void add_half_filled(testing::ModelBuilder& m, const std::string& name, int64_t count) {
+  auto* t = m.proto().mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  t->add_dims(count);
+  std::vector<float> values(static_cast<size_t>(count), 0.5f);
+  t->set_raw_data(values.data(), values.size() * sizeof(float));
+}
+
+TEST(PluginContractTest, HostCopyOfAnUploadedConstantIsReleased) {
+  constexpr int64_t kCount = int64_t{16} << 20;  // 64 MiB of float
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {1});
+  add_half_filled(m, "w", kCount);
+  m.node("ReduceSum", {"w"}, {"s"}, "sum");  // test_peer, reading w in its memory
+  m.node("Add", {"x", "s"}, {"y"}, "add");   // reference
+  m.output("y", ::onnx::TensorProto::FLOAT, {1});
+  std::string model = m.bytes();
+  m.proto().Clear();
+  auto env = peer_env({}, false);
+  ASSERT_NE(env, nullptr);
+  auto s = Session::create_from_bytes(env, model);
+  model.clear();
+  model.shrink_to_fit();
+  ASSERT_TRUE(s.has_value()) << s.status().message();
+  for (const auto& n : (*s)->placement().nodes)
+    EXPECT_EQ(n.provider, n.op_type == "ReduceSum" ? "test_peer" : "reference") << n.node_name;
+  EXPECT_TRUE(contains((*s)->describe_plan(), "'w' from cpu to test_peer")) << (*s)->describe_plan();
+  const int64_t before = testing::rss_bytes();
+  for (int run = 0; run < 3; ++run) {
+    auto out = (*s)->run({{"x", float_tensor({1}, {1})}});
+    ASSERT_TRUE(out.has_value()) << "run " << run << ": " << out.status().message();
+    EXPECT_EQ(values_of((*out)[0]), (std::vector<float>{1 + 0.5f * kCount})) << "run " << run;
+  }
+  const double grown_mb = static_cast<double>(testing::rss_bytes() - before) / (1 << 20);
+  // The device copy adds 64 MiB; the host's copy going takes them back.
+  // AddressSanitizer keeps freed memory in quarantine: no RSS drop to see.
+  if (!testing::kAddressSanitizer) EXPECT_LT(grown_mb, 32.0) << "RSS grew " << grown_mb << " MiB over 3 runs";
+}
+
+TEST(PluginContractTest, UploadedConstantAHostKernelAlsoReadsIsKept) {
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {1});
+  add_half_filled(m, "w", 1024);
+  m.node("ReduceSum", {"w"}, {"s"}, "sum");       // test_peer
+  m.node("ReduceMax", {"w"}, {"mx"}, "max");      // reference, on the host's copy
+  m.node("Add", {"s", "mx"}, {"sm"}, "add1");     // reference
+  m.node("Add", {"x", "sm"}, {"y"}, "add2");      // reference
+  m.output("y", ::onnx::TensorProto::FLOAT, {1});
+  auto env = peer_env({}, false);
+  ASSERT_NE(env, nullptr);
+  auto s = Session::create_from_bytes(env, m.bytes());
+  ASSERT_TRUE(s.has_value()) << s.status().message();
+  EXPECT_TRUE(contains((*s)->describe_plan(), "'w' from cpu to test_peer")) << (*s)->describe_plan();
+  for (int run = 0; run < 2; ++run) {
+    auto out = (*s)->run({{"x", float_tensor({1}, {1})}});
+    ASSERT_TRUE(out.has_value()) << "run " << run << ": " << out.status().message();
+    EXPECT_EQ(values_of((*out)[0]), (std::vector<float>{1 + 512 + 0.5f})) << "run " << run;
+  }
 }
 
 }  // namespace
