@@ -181,9 +181,8 @@ class FusedPartition : public CompiledPartition {
   const std::vector<loom::testing::FusedGraph::Op>& ops_ = graph_.ops;
 };
 
-class FusedEp : public Ep {
+class FusedEp : public EpOf<FusedEp> {
  public:
-  bool has_capability() const override { return true; }
   void claim(const Graph& g, ClaimSink& sink) override {
     std::vector<uint64_t> ids;
     for (size_t i = 0; i < g.node_count(); ++i) {

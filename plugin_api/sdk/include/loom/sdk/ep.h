@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -55,9 +56,14 @@ class Ep {
   virtual ~Ep() = default;
   // Kernel EPs return their table; NULL means none.
   virtual const KernelRegistry* kernels() const { return nullptr; }
-  // Return true and override claim() to claim nodes or fused sets yourself.
+  // Return true and override claim() to claim nodes or fused sets yourself
+  // (EpOf<YourEp> answers this and compiles() from what YourEp overrides).
   virtual bool has_capability() const { return false; }
   virtual void claim(const Graph&, ClaimSink&) {}
+  // True when compile() is overridden: only then is the ABI's compile slot
+  // filled, so the host refuses a fused claim rather than failing it at
+  // compilation. The default assumes an EP that claims also compiles.
+  virtual bool compiles() const { return has_capability(); }
   virtual std::unique_ptr<CompiledPartition> compile(const Graph&) {
     throw Error("this EP does not compile fused subgraphs", LOOM_STATUS_NOT_IMPLEMENTED);
   }
@@ -90,7 +96,7 @@ class Ep {
     table_.state = this;
     table_.get_capability = has_capability() ? &get_capability_thunk : nullptr;
     table_.get_kernel_table = kernels() != nullptr ? &get_kernel_table_thunk : nullptr;
-    table_.compile = &compile_thunk;
+    table_.compile = compiles() ? &compile_thunk : nullptr;
     table_.get_allocator = &allocator_thunk;
     table_.get_data_transfer = &data_transfer_thunk;
     table_.create_stream = [](void* s) noexcept -> LOOM_Stream* {
@@ -164,6 +170,18 @@ class Ep {
   }
 
   LOOM_Ep table_{};
+};
+
+// Derive an EP from EpOf<YourEp> (instead of Ep) and the table offers
+// exactly the slots YourEp overrides: get_capability when it declares
+// claim(), compile when it declares compile(). Nothing to keep in sync.
+template <class Derived>
+class EpOf : public Ep {
+ public:
+  bool has_capability() const override {
+    return !std::is_same_v<decltype(&Derived::claim), decltype(&Ep::claim)>;
+  }
+  bool compiles() const override { return !std::is_same_v<decltype(&Derived::compile), decltype(&Ep::compile)>; }
 };
 
 struct DeviceSpec {
@@ -287,7 +305,10 @@ namespace detail {
 template <std::unique_ptr<Plugin> (*Create)()>
 struct PluginEntry {
   static LOOM_Status* init(LOOM_Plugin_Init_Args* args) noexcept {
-    return guarded([&] { args->plugin_state = Create().release(); });
+    return guarded([&] {
+      agreed_abi_minor_slot() = args->agreed_minor;
+      args->plugin_state = Create().release();
+    });
   }
   static void release(void* state) noexcept { delete static_cast<Plugin*>(state); }
   static LOOM_Status* factories(void* state, LOOM_Plugin_GetEpFactories_Args* args) noexcept {

@@ -19,6 +19,15 @@ inline const LOOM_HostApi*& host_slot() {
 }
 inline const LOOM_HostApi& host() { return *host_slot(); }
 
+// The ABI minor the host and this plugin agreed on at init: min(host minor,
+// the minor of the headers the plugin was built with). Fields and slots
+// added after it must not be used (LOOM_HAS_FIELD checks the host's tables).
+inline uint32_t& agreed_abi_minor_slot() {
+  static uint32_t minor = 0;
+  return minor;
+}
+inline uint32_t agreed_abi_minor() { return agreed_abi_minor_slot(); }
+
 inline LOOM_StringView to_view(std::string_view s) { return {s.data(), s.size()}; }
 inline std::string_view from_view(LOOM_StringView s) {
   return s.size == 0 ? std::string_view() : std::string_view(s.data, s.size);
