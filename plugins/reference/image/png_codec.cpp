@@ -2,7 +2,9 @@
 // ONNX's test data): alpha and tRNS are dropped, grey is repeated, 1/2/4-bit
 // grey is scaled to 0..255, 16-bit samples keep their high byte, and a
 // palette index past the palette's end is grey (Pillow's palettes start as
-// a grey ramp). Gamma and colour chunks are ignored, as Pillow does.
+// a grey ramp). Gamma and colour chunks are ignored, as Pillow does. One
+// difference: Pillow reads 16-bit grey as 32-bit integers and clips them at
+// 255; here it keeps the high byte, as for 16-bit RGB.
 //
 // libpng reports a fatal error by calling its error function, which must
 // not return: here it longjmps (png_longjmp) back to the one function that

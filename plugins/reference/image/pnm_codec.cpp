@@ -3,7 +3,9 @@
 // Follows Pillow 9.4, which made the ONNX test data: bitmap 0 is white and
 // 1 black; a maxval other than 255 rescales each sample to
 // round(v / maxval * 255), rounding half to even as Python's round() does;
-// a plain sample above maxval is an error, a raw one is clamped. Comments
+// a plain sample above maxval is an error, a raw one is clamped. Above 255
+// the same rescaling applies (Pillow 9.4 instead clips 16-bit grey, read as
+// 32-bit integers, at 255, and refuses or misreads 16-bit RGB). Comments
 // ('#' to the end of the line) may stand wherever whitespace may.
 #include <cmath>
 #include <string>

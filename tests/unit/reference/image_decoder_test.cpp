@@ -129,6 +129,13 @@ Bytes png_header(uint32_t width, uint32_t height) {
          png_chunk("IDAT", {});
 }
 
+// A J2K codestream's SOC and SIZ marker (one 8-bit component): an image of
+// width x height in tiles of tile x tile, then `padding` zero bytes.
+Bytes j2k_header(uint32_t width, uint32_t height, uint32_t tile, size_t padding) {
+  return Bytes{0xFF, 0x4F, 0xFF, 0x51, 0, 41, 0, 0} + be32(width) + be32(height) + be32(0) + be32(0) + be32(tile) +
+         be32(tile) + be32(0) + be32(0) + Bytes{0, 1, 7, 1, 1} + Bytes(padding, 0);
+}
+
 TEST(ImageDecoderTest, PngInRgbBgrAndGrayscale) {
   const Image rgb = decoded(fx::kPngRgb3x2);
   EXPECT_EQ(rgb.dims, (Dims{2, 3, 3}));
@@ -259,6 +266,10 @@ TEST(ImageDecoderTest, HugeDeclaredDimensionsAreRefusedBeforeAllocating) {
   expect_refused(text("P6\n99999999999999999999 1\n255\n"), "PNM: the width is over");
   expect_refused(png_header(100000, 100000), "PNG: image of 100000 x 100000 pixels is over the limit");
   expect_refused(bmp(0, 5, 24, 0, {}, 0, {}), "BMP: image of 0 x 5 pixels");
+  expect_refused(j2k_header(100000, 100000, 100000, 200),
+                 "JPEG 2000: image of 100000 x 100000 pixels is over the limit");
+  // 4096 x 4096 in 16 x 16 tiles: 65536 tiles, which need 14 bytes each.
+  expect_refused(j2k_header(4096, 4096, 16, 200), "JPEG 2000: the header declares 65536 tiles");
 }
 
 TEST(ImageDecoderTest, InvalidPixelFormatIsRefused) {
