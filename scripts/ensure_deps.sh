@@ -9,7 +9,9 @@ for c in "${need[@]}"; do command -v "$c" >/dev/null 2>&1 || missing=1; done
 for h in /usr/include/onnx/onnx_pb.h /usr/include/dnnl.hpp /usr/include/eigen3/Eigen/Dense \
          /usr/include/boost/dll.hpp /usr/include/spdlog/spdlog.h /usr/include/nlohmann/json.hpp \
          /usr/include/gtest/gtest.h /usr/share/libonnx-testdata/data/node \
-         /usr/include/pybind11/pybind11.h /usr/include/python3.11/Python.h; do
+         /usr/include/pybind11/pybind11.h /usr/include/python3.11/Python.h \
+         /usr/include/jpeglib.h /usr/include/png.h /usr/include/x86_64-linux-gnu/tiffio.h \
+         /usr/include/webp/decode.h /usr/include/openjpeg-2.5/openjpeg.h; do
   [ -e "$h" ] || missing=1
 done
 # clang's sanitizer and libFuzzer runtimes (libclang-rt-*-dev).

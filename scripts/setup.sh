@@ -11,6 +11,7 @@ packages=(
   libboost-dev libboost-filesystem-dev
   libeigen3-dev libdnnl-dev libspdlog-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
   python3-numpy python3-onnx python3-torch python3-torchvision
   python3-dev pybind11-dev python3-pytest
 )

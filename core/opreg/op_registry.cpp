@@ -29,6 +29,7 @@ class Table {
     add_signal_schemas(all);
     add_quantization_schemas(all);
     add_text_schemas(all);
+    add_image_schemas(all);
     add_optional_schemas(all);
     add_ml_schemas(all);
     for (::onnx::OpSchema& s : all) {

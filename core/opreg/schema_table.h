@@ -26,5 +26,6 @@ void add_quantization_schemas(SchemaList& out);   // QuantizeLinear / Dequantize
 void add_optional_schemas(SchemaList& out);       // OptionalHasElement-18
 void add_ml_schemas(SchemaList& out);             // ai.onnx.ml LabelEncoder-4, TreeEnsemble-5
 void add_text_schemas(SchemaList& out);           // StringConcat-20, StringSplit-20, RegexFullMatch-20
+void add_image_schemas(SchemaList& out);          // ImageDecoder-20
 
 }  // namespace loom::opreg

@@ -19,6 +19,7 @@ void register_random_kernels(sdk::KernelRegistry& r);       // RandomUniform/Nor
 void register_signal_kernels(sdk::KernelRegistry& r);       // DFT, STFT, windows, MelWeightMatrix
 void register_contrib_kernels(sdk::KernelRegistry& r);      // com.microsoft contrib ops (ORT semantics)
 void register_ml_kernels(sdk::KernelRegistry& r);
+void register_image_kernels(sdk::KernelRegistry& r);        // ImageDecoder (codecs under image/)
 
 // The channels-last ops the core's layout phase makes (core
 // transform/channels_last.h: activations NHWC, weights OHWI): Conv,

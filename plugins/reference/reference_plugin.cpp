@@ -26,6 +26,7 @@ sdk::KernelRegistry build_registry(bool nhwc) {
   register_signal_kernels(r);
   register_contrib_kernels(r);
   register_ml_kernels(r);
+  register_image_kernels(r);
   return r;
 }
 

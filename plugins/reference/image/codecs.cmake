@@ -1,0 +1,71 @@
+# ImageDecoder's codecs (one file each). BMP and PNM are parsed here; the
+# other formats use the system's libraries, each linked only when CMake
+# finds it. A codec left out makes the kernel refuse that format with a
+# message naming the missing library (decode_image.cpp), never a crash.
+# Included by the reference plugin's CMakeLists.txt: `target` is the plugin.
+function(loom_add_image_codecs target)
+  set(dir ${CMAKE_CURRENT_FUNCTION_LIST_DIR})
+  target_sources(${target} PRIVATE ${dir}/decoded_image.cpp ${dir}/image_format.cpp ${dir}/decode_image.cpp
+                                   ${dir}/bmp_codec.cpp ${dir}/bmp_rle.cpp ${dir}/pnm_codec.cpp)
+  set(found "BMP PNM")
+  set(missing "")
+
+  find_package(JPEG QUIET)
+  if(JPEG_FOUND)
+    target_sources(${target} PRIVATE ${dir}/jpeg_codec.cpp)
+    target_link_libraries(${target} PRIVATE JPEG::JPEG)
+    target_compile_definitions(${target} PRIVATE LOOM_IMAGE_WITH_JPEG)
+    string(APPEND found " JPEG")
+  else()
+    string(APPEND missing " JPEG(libjpeg)")
+  endif()
+
+  find_package(PNG QUIET)
+  if(PNG_FOUND)
+    target_sources(${target} PRIVATE ${dir}/png_codec.cpp)
+    target_link_libraries(${target} PRIVATE PNG::PNG)
+    target_compile_definitions(${target} PRIVATE LOOM_IMAGE_WITH_PNG)
+    string(APPEND found " PNG")
+  else()
+    string(APPEND missing " PNG(libpng)")
+  endif()
+
+  # 4.5 brought per-file error handlers (TIFFOpenOptions), which keep
+  # libtiff's messages off stderr without touching its global state.
+  find_package(TIFF QUIET)
+  if(TIFF_FOUND AND TIFF_VERSION_STRING VERSION_GREATER_EQUAL 4.5)
+    target_sources(${target} PRIVATE ${dir}/tiff_codec.cpp)
+    target_link_libraries(${target} PRIVATE TIFF::TIFF)
+    target_compile_definitions(${target} PRIVATE LOOM_IMAGE_WITH_TIFF)
+    string(APPEND found " TIFF")
+  else()
+    string(APPEND missing " TIFF(libtiff>=4.5)")
+  endif()
+
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(LOOM_WEBP QUIET IMPORTED_TARGET libwebp)
+    pkg_check_modules(LOOM_OPENJP2 QUIET IMPORTED_TARGET libopenjp2)
+  endif()
+  if(LOOM_WEBP_FOUND)
+    target_sources(${target} PRIVATE ${dir}/webp_codec.cpp)
+    target_link_libraries(${target} PRIVATE PkgConfig::LOOM_WEBP)
+    target_compile_definitions(${target} PRIVATE LOOM_IMAGE_WITH_WEBP)
+    string(APPEND found " WebP")
+  else()
+    string(APPEND missing " WebP(libwebp)")
+  endif()
+  if(LOOM_OPENJP2_FOUND)
+    target_sources(${target} PRIVATE ${dir}/jpeg2000_codec.cpp ${dir}/jpeg2000_header.cpp)
+    target_link_libraries(${target} PRIVATE PkgConfig::LOOM_OPENJP2)
+    target_compile_definitions(${target} PRIVATE LOOM_IMAGE_WITH_JPEG2000)
+    string(APPEND found " JPEG2000")
+  else()
+    string(APPEND missing " JPEG2000(OpenJPEG)")
+  endif()
+
+  message(STATUS "ImageDecoder codecs: ${found}")
+  if(missing)
+    message(STATUS "ImageDecoder codecs not built (library not found):${missing}")
+  endif()
+endfunction()
