@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "onnx/op_schemas.h"
+#include "plugin_host/plugin_calls.h"
 
 #include "exec/plan_synchronization.h"
 #include "exec/subgraph_plan.h"
@@ -270,14 +271,10 @@ class PlanBuilder {
       LOOM_RETURN_IF_ERROR(plan_subgraphs(n, step));
       step.output_types = output_type_rules(graph_, n);
       outputs = n.outputs;
-      LOOM_Kernel_Create_Args args{};
-      args.struct_size = LOOM_Kernel_Create_Args_STRUCT_SIZE;
-      args.kernel_def_state = g.kernel->state;
-      args.node = step.node_view;
-      Status st = plugin_host::from_abi(g.kernel->create(&args));
-      if (!st) return st.with_context(step.label + ": creating kernel");
-      step.kernel = args.kernel;
-      plan_->created_kernels.push_back({g.kernel, args.kernel});
+      auto kernel = plugin_host::create_kernel(*g.kernel, step.node_view);
+      if (!kernel) return kernel.status().with_context(step.label + ": creating kernel");
+      step.kernel = *kernel;
+      plan_->created_kernels.push_back({g.kernel, *kernel});
     } else {
       LOOM_RETURN_IF_ERROR(compile_group(g, ep, m, step, outputs));
     }
@@ -363,17 +360,12 @@ class PlanBuilder {
       step.inputs.push_back(s);
     }
     auto view = plugin_host::make_graph_view(graph_, nodes, inputs, outputs);
-    LOOM_Ep_Compile_Args args{};
-    args.struct_size = LOOM_Ep_Compile_Args_STRUCT_SIZE;
-    args.subgraph = view.get();
     const auto start = profile::Clock::now();
-    Status st = plugin_host::from_abi(ep.ep()->compile(ep.ep()->state, &args));
+    auto partition = ep.compile(view.get());
     if (options_.profiler != nullptr)
       options_.profiler->phase("compile", start, {{"partition", step.name + " " + step.op_type}, {"ep", ep.name()}});
-    if (!st) return st.with_context(step.label + ": compile");
-    if (args.partition == nullptr || !args.partition->compute || !args.partition->release)
-      return fail(step.label + ": compile returned no usable partition");
-    step.partition = args.partition;
+    if (!partition) return partition.status().with_context(step.label);
+    step.partition = *partition;
     return Status::ok();
   }
 

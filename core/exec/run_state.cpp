@@ -8,6 +8,7 @@
 #include "base/logging.h"
 #include "exec/executor.h"
 #include "exec/step_kernel_context.h"
+#include "plugin_host/plugin_calls.h"
 #include "onnx/tensor_proto.h"
 
 namespace loom::exec {
@@ -439,28 +440,13 @@ Status RunState::run_step(const Step& step, StepTiming* timing) {
   // (recursive: a control-flow step of such an EP runs its body's steps).
   std::unique_lock<std::recursive_mutex> serial;
   if (std::recursive_mutex* m = eps_[step.ep]->step_mutex()) serial = std::unique_lock<std::recursive_mutex>(*m);
-  LOOM_Status* raw = nullptr;
   const auto start = timing != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  if (step.kind == StepKind::kKernel) {
-    raw = step.def->compute(step.kernel, &ctx);
-  } else {
-    LOOM_CompiledPartition* p = step.partition;
-    void* state = nullptr;
-    if (p->create_state) {
-      LOOM_CompiledPartition_CreateState_Args a{};
-      a.struct_size = LOOM_CompiledPartition_CreateState_Args_STRUCT_SIZE;
-      Status st = plugin_host::from_abi(p->create_state(p->state, &a));
-      if (!st) return st.with_context(step.label + ": create_state");
-      state = a.run_state;
-    }
-    raw = p->compute(p->state, state, &ctx);
-    if (p->release_state) p->release_state(p->state, state);
-  }
+  Status st = step.kind == StepKind::kKernel ? plugin_host::run_kernel(*step.def, step.kernel, &ctx)
+                                             : plugin_host::run_partition(*step.partition, &ctx);
   if (timing != nullptr) {
     timing->kernel_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     timing->outputs = describe(step.outputs);
   }
-  Status st = plugin_host::from_abi(raw);
   if (!st) {
     std::string msg = st.message();
     if (ctx.error().empty()) return Status(st.code(), step.label + ": " + msg);

@@ -77,12 +77,7 @@ class Partitioner {
     auto view = plugin_host::make_graph_view(graph_, nodes, graph_.inputs, graph_.outputs);
     LOOM_ClaimSink sink;
     sink.graph = view.get();
-    LOOM_Ep_GetCapability_Args args{};
-    args.struct_size = LOOM_Ep_GetCapability_Args_STRUCT_SIZE;
-    args.graph = view.get();
-    args.sink = &sink;
-    Status st = plugin_host::from_abi(ep.ep()->get_capability(ep.ep()->state, &args));
-    if (!st) return st.with_context("provider '" + ep.name() + "': get_capability");
+    LOOM_RETURN_IF_ERROR(ep.claim(view.get(), &sink));
     // Fused sets are first checked for cycles all at once, which is linear:
     // creates_cycle walks the graph below a set, so checking each claim of
     // an EP that claims many sets would be quadratic. Only when the sets

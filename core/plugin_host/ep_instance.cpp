@@ -168,6 +168,29 @@ Status EpInstance::copy(const LOOM_MemoryInfo& src_memory, const void* src, cons
   return from_abi(transfer_->copy(transfer_->state, &args));
 }
 
+Status EpInstance::claim(const LOOM_GraphView* view, LOOM_ClaimSink* sink) const {
+  if (!has_capability()) return not_implemented("provider '" + name_ + "' has no get_capability slot");
+  LOOM_Ep_GetCapability_Args args{};
+  args.struct_size = LOOM_Ep_GetCapability_Args_STRUCT_SIZE;
+  args.graph = view;
+  args.sink = sink;
+  return from_abi(ep_->get_capability(ep_->state, &args)).with_context("provider '" + name_ + "': get_capability");
+}
+
+Expected<LOOM_CompiledPartition*> EpInstance::compile(const LOOM_GraphView* subgraph) const {
+  if (!can_compile()) return not_implemented("provider '" + name_ + "' has no compile slot");
+  LOOM_Ep_Compile_Args args{};
+  args.struct_size = LOOM_Ep_Compile_Args_STRUCT_SIZE;
+  args.subgraph = subgraph;
+  LOOM_RETURN_IF_ERROR(from_abi(ep_->compile(ep_->state, &args)).with_context("compile"));
+  LOOM_CompiledPartition* p = args.partition;
+  if (p == nullptr || p->struct_size < LOOM_CompiledPartition_STRUCT_SIZE || !p->compute || !p->release) {
+    if (p != nullptr && p->struct_size >= LOOM_CompiledPartition_STRUCT_SIZE && p->release) p->release(p);
+    return fail("compile returned no usable partition");
+  }
+  return p;
+}
+
 bool EpInstance::can_compile() const { return LOOM_HAS_FIELD(ep_, LOOM_Ep, compile) && ep_->compile != nullptr; }
 
 }  // namespace loom::plugin_host

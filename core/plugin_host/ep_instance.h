@@ -43,6 +43,11 @@ class EpInstance {
               uint64_t bytes, LOOM_Stream* stream) const;
   bool has_capability() const;
   bool can_compile() const;
+  // get_capability over `view`: the EP's claims and declines go to `sink`.
+  Status claim(const LOOM_GraphView* view, LOOM_ClaimSink* sink) const;
+  // compile of the fused `subgraph`: a partition with the slots the host
+  // calls (compute, release), owned by the caller.
+  Expected<LOOM_CompiledPartition*> compile(const LOOM_GraphView* subgraph) const;
   // Set when the EP declared LOOM_EP_FLAG_NO_CONCURRENT_RUNS: the executor
   // holds it around each of the EP's steps. Shared by the instances of one
   // provider (one device library), so it serialises across sessions too.
