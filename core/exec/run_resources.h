@@ -23,6 +23,8 @@ class DeviceConstants {
     memory::Arena* arena = nullptr;
     void* data = nullptr;
     std::unique_ptr<LOOM_Value> value;
+    int users = 0;          // runs that bound it and have not ended
+    bool released = false;  // its reader packed it (kernel_release_constant_input): freed when unused
   };
   std::map<SlotId, Entry> entries;  // guarded by mutex
 };

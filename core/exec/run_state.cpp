@@ -267,6 +267,10 @@ Status RunState::set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> 
 void RunState::release_constant(SlotId slot) {
     if (slot == kNoSlot) return;
     const Slot& s = plan_.slots[slot];
+    // The session's device copy of an initializer, read by this step alone.
+    if (s.kind == SlotKind::kIntermediate && s.readers == 1 && s.produced_at >= 0 &&
+        plan_.steps[static_cast<size_t>(s.produced_at)].constant_copy && resources_.constants != nullptr)
+      return release_device_constant(slot);
     if (s.kind != SlotKind::kConstant || s.readers != 1 || s.constant == nullptr) return;
     for (const auto& [name, in] : plan_.inputs)
       if (in == slot) return;
@@ -318,6 +322,18 @@ Status RunState::copy_constant_once(const Step& step, StepTiming* timing) {
   std::lock_guard<std::mutex> lock(constants.mutex);
   auto it = constants.entries.find(out);
   if (it == constants.entries.end()) {
+    {
+      std::lock_guard<std::mutex> released_lock(plan_.constants_mutex);
+      auto released = plan_.released_constants.find(out);
+      if (released != plan_.released_constants.end()) {
+        // Its reader keeps its own packed copy: dtype and dims only.
+        RuntimeValue& dst = values_[out];
+        dst.v = std::move(*plugin_host::tensor_view_value(released->second.first, released->second.second, nullptr,
+                                                          &plan_.memories[plan_.slots[out].memory].info));
+        dst.ready = true;
+        return Status::ok();
+      }
+    }
     const LOOM_Value& src = *values_[step.inputs[0]].value();
     if (src.kind != LOOM_VALUE_TENSOR || (src.tensor.data == nullptr && src.tensor.count > 0))
       return not_implemented(step.label + ": the initializer's data is not available on the host");
@@ -350,10 +366,47 @@ Status RunState::copy_constant_once(const Step& step, StepTiming* timing) {
     // overriding input), so a device EP's weights are not kept twice.
     release_constant(step.inputs[0]);
   }
+  ++it->second.users;
+  constants_used_.push_back(out);
   RuntimeValue& dst = values_[out];
   dst.borrowed = it->second.value.get();
   dst.ready = true;
   return Status::ok();
+}
+
+void RunState::release_device_constant(SlotId slot) {
+  DeviceConstants& constants = *resources_.constants;
+  {
+    std::lock_guard<std::mutex> lock(constants.mutex);
+    auto it = constants.entries.find(slot);
+    if (it == constants.entries.end() || it->second.released) return;
+    it->second.released = true;
+    const LOOM_Tensor& t = it->second.value->tensor;
+    std::lock_guard<std::mutex> released_lock(plan_.constants_mutex);
+    plan_.released_constants[slot] = {static_cast<DType>(t.dtype), t.dims};
+  }
+  // This run lets go now; the bytes go when the last run using them ends.
+  RuntimeValue& rv = values_[slot];
+  const LOOM_Value& bound = *rv.value();
+  rv.v = std::move(*plugin_host::tensor_view_value(static_cast<DType>(bound.tensor.dtype), bound.tensor.dims, nullptr,
+                                                   bound.tensor.memory));
+  rv.borrowed = nullptr;
+  rv.shared.reset();
+}
+
+void RunState::let_go_of_constants() {
+  if (constants_used_.empty()) return;
+  DeviceConstants& constants = *resources_.constants;
+  std::lock_guard<std::mutex> lock(constants.mutex);
+  for (SlotId slot : constants_used_) {
+    auto it = constants.entries.find(slot);
+    if (it == constants.entries.end()) continue;
+    if (--it->second.users == 0 && it->second.released) {
+      if (it->second.data != nullptr) it->second.arena->free(it->second.data);
+      constants.entries.erase(it);
+    }
+  }
+  constants_used_.clear();
 }
 
 Status RunState::run_copy(const Step& step, StepTiming* timing) {

@@ -82,6 +82,7 @@ class RunState {
       v.reset();
     }
     free_deferred();
+    let_go_of_constants();
   }
   RunState(const RunState&) = delete;
   RunState& operator=(const RunState&) = delete;
@@ -171,6 +172,12 @@ class RunState {
  private:
   // "float[2,3]; -" for the slots' current values ("-" when absent).
   std::string describe(const std::vector<SlotId>& slots) const;
+  // The run no longer uses the session's device constants it bound; those
+  // their reader released are freed once no run uses them (the streams are
+  // idle: called last by the destructor).
+  void let_go_of_constants();
+  // A device constant's reader packed it: later runs bind it without data.
+  void release_device_constant(SlotId slot);
   void free_deferred() {
     std::lock_guard<std::mutex> lock(deferred_mutex_);
     if (keep_ != nullptr) keep_->insert(keep_->end(), deferred_.begin(), deferred_.end());
@@ -195,6 +202,7 @@ class RunState {
   const RunBindings* bindings_ = nullptr;
   DeferredFrees* keep_ = nullptr;
   std::unique_ptr<std::atomic<int>[]> readers_left_;  // parallel runs: per slot
+  std::vector<SlotId> constants_used_;  // device constants bound (guarded by the DeviceConstants mutex)
 };
 
 

@@ -13,12 +13,17 @@
 // accessible) and copies between it and host memory, and also straight
 // between it and test_device_ep's "test_device" memory, as GPUs with a peer
 // link do. Options: "peer" = "0" drops the direct link, "upload" = "0"
-// refuses copies from host memory. The host must plan every copy through a
+// refuses copies from host memory, "pack" = "1" makes ReduceSum keep its own
+// copy of a constant input on the first run and release the input
+// (kernel_release_constant_input), as EPs that pack weights do. The host must plan every copy through a
 // data transfer whose can_copy says yes.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "checked_memory.h"
 #include "loom/sdk.h"
@@ -87,6 +92,7 @@ std::atomic<uint64_t> g_peer_link_copies{0};  // straight between test_device an
 struct PeerLinks {
   bool peer = true;    // copies between test_device and test_peer memory
   bool upload = true;  // copies from host memory into test_peer
+  bool pack = false;   // ReduceSum packs its constant input
 };
 
 int32_t peer_can_copy(void* state, const LOOM_MemoryInfo* src, const LOOM_MemoryInfo* dst) {
@@ -128,6 +134,31 @@ void peer_reduce_sum(KernelContext& ctx) {
   y.mutable_data<float>()[0] = static_cast<float>(sum);
 }
 
+// ReduceSum that packs a constant input: its own copy from the first run
+// on, the host's released (later runs bind the input without data).
+class PackingReduceSum {
+ public:
+  explicit PackingReduceSum(const Node&) {}
+  void compute(KernelContext& ctx) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!packed_) {
+      ConstTensor x = ctx.required_input(0);
+      packed_.emplace(x.data<float>(), x.data<float>() + x.size());
+      rank_ = x.shape().size();
+      LOOM_SDK_ENFORCE(ctx.release_constant_input(0), "test_peer ReduceSum: the host cannot release constants");
+    }
+    double sum = 0;
+    for (float v : *packed_) sum += v;
+    Tensor y = ctx.output(0, std::vector<int64_t>(rank_, 1), LOOM_DTYPE_FLOAT);
+    y.mutable_data<float>()[0] = static_cast<float>(sum);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::optional<std::vector<float>> packed_;
+  mutable size_t rank_ = 0;
+};
+
 class PeerEp : public Ep {
  public:
   explicit PeerEp(PeerLinks links) : links_(links) {
@@ -143,13 +174,19 @@ class PeerEp : public Ep {
     transfer_.copy = peer_copy;
   }
   const KernelRegistry* kernels() const override {
-    static const KernelRegistry r = [] {
+    static const KernelRegistry plain = [] {
       KernelRegistry k;
       k.add("", "Neg", 6, LOOM_OPSET_OPEN_END, peer_neg, {{"T", {LOOM_DTYPE_FLOAT}}});
       k.add("", "ReduceSum", 13, LOOM_OPSET_OPEN_END, peer_reduce_sum, {{"T", {LOOM_DTYPE_FLOAT}}});
       return k;
     }();
-    return &r;
+    static const KernelRegistry packing = [] {
+      KernelRegistry k;
+      k.add("", "Neg", 6, LOOM_OPSET_OPEN_END, peer_neg, {{"T", {LOOM_DTYPE_FLOAT}}});
+      k.add_class<PackingReduceSum>("", "ReduceSum", 13, LOOM_OPSET_OPEN_END, {{"T", {LOOM_DTYPE_FLOAT}}});
+      return k;
+    }();
+    return links_.pack ? &packing : &plain;
   }
   const LOOM_Allocator* allocator() const override { return &allocator_; }
   const LOOM_DataTransfer* data_transfer() const override { return &transfer_; }
@@ -170,6 +207,7 @@ class PeerFactory : public EpFactory {
     for (const auto& [key, value] : options) {
       if (key == "peer") links.peer = value != "0";
       if (key == "upload") links.upload = value != "0";
+      if (key == "pack") links.pack = value == "1";
     }
     return std::make_unique<PeerEp>(links);
   }

@@ -263,6 +263,40 @@ TEST(PluginContractTest, HostCopyOfAnUploadedConstantIsReleased) {
   if (!testing::kAddressSanitizer) EXPECT_LT(grown_mb, 32.0) << "RSS grew " << grown_mb << " MiB over 3 runs";
 }
 
+// A device EP that packs a constant into its own copy and releases the
+// input (kernel_release_constant_input) gets the session's device copy
+// freed: the weights are not held by the device twice either.
+int64_t in_use(const Session& s, const std::string& memory) {
+  for (const MemoryStats& m : s.memory_stats())
+    if (m.memory == memory) return m.in_use_bytes;
+  return -1;
+}
+
+TEST(PluginContractTest, DeviceCopyOfAConstantItsReaderPackedIsFreed) {
+  constexpr int64_t kCount = int64_t{1} << 20;  // 4 MiB of float
+  for (const bool pack : {false, true}) {
+    SCOPED_TRACE(pack ? "packing ReduceSum" : "plain ReduceSum");
+    testing::ModelBuilder m;
+    m.input("x", ::onnx::TensorProto::FLOAT, {1});
+    add_half_filled(m, "w", kCount);
+    m.node("ReduceSum", {"w"}, {"s"}, "sum");  // test_peer
+    m.node("Add", {"x", "s"}, {"y"}, "add");   // reference
+    m.output("y", ::onnx::TensorProto::FLOAT, {1});
+    auto env = peer_env({{"pack", pack ? "1" : "0"}}, false);
+    ASSERT_NE(env, nullptr);
+    auto s = Session::create_from_bytes(env, m.bytes());
+    ASSERT_TRUE(s.has_value()) << s.status().message();
+    for (int run = 0; run < 3; ++run) {
+      auto out = (*s)->run({{"x", float_tensor({1}, {1})}});
+      ASSERT_TRUE(out.has_value()) << "run " << run << ": " << out.status().message();
+      EXPECT_EQ(values_of((*out)[0]), (std::vector<float>{1 + 0.5f * kCount})) << "run " << run;
+      const int64_t held = in_use(**s, "test_peer");
+      if (pack) EXPECT_LT(held, kCount * 4) << "run " << run << ": the device copy is still held";
+      else EXPECT_GE(held, kCount * 4) << "run " << run << ": the device copy is the kernel's input";
+    }
+  }
+}
+
 TEST(PluginContractTest, UploadedConstantAHostKernelAlsoReadsIsKept) {
   testing::ModelBuilder m;
   m.input("x", ::onnx::TensorProto::FLOAT, {1});
