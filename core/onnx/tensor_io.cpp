@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "onnx/map_proto.h"
 #include "onnx/tensor_proto.h"
 
 // The three protos share field numbers 1-3 with different meanings, so the
@@ -90,15 +91,44 @@ Expected<NamedTensor> parse_tensor(const std::string& bytes, const std::string& 
   return NamedTensor{proto.name(), std::move(tensor).value()};
 }
 
+// A sequence of maps (ZipMap's output), all with one value type.
+Expected<Value> sequence_of_maps_from_proto(const ::onnx::SequenceProto& proto, const std::string& dir,
+                                            const std::string& label) {
+  if (proto.tensor_values_size() || proto.sparse_tensor_values_size() || proto.sequence_values_size() ||
+      proto.optional_values_size())
+    return invalid_argument(label + ": elem_type MAP, but it holds other values too");
+  std::vector<Value> maps;
+  DType dtype = DType::kUndefined;
+  for (int i = 0; i < proto.map_values_size(); ++i) {
+    auto m = onnxio::map_from_proto(proto.map_values(i), dir, label + ", map " + std::to_string(i));
+    if (!m) return m.status();
+    const DType d = m->map_values().dtype();
+    if (dtype != DType::kUndefined && d != DType::kUndefined && d != dtype)
+      return invalid_argument(label + ": map " + std::to_string(i) + " holds " + dtype_name(d) + " values, map 0 " +
+                              dtype_name(dtype));
+    if (dtype == DType::kUndefined) dtype = d;
+    maps.push_back(std::move(m).value());
+  }
+  return Value::sequence_of_maps(dtype, std::move(maps));
+}
+
+Expected<Value> parse_map(const std::string& bytes, const std::string& dir) {
+  ::onnx::MapProto proto;
+  if (!proto.ParseFromString(bytes)) return invalid_argument("not a valid serialized MapProto (truncated or corrupt)");
+  if (has_unknown_fields(proto)) return invalid_argument("not a serialized MapProto (unknown fields)");
+  return onnxio::map_from_proto(proto, dir, label_of("map", proto.name()));
+}
+
 // Elements of a sequence: tensors only, all of one data type. An empty
 // sequence has no element to take the type from: its dtype is kUndefined and
 // the caller, who knows the declared type, may fill it in.
 Expected<Value> sequence_from_proto(const ::onnx::SequenceProto& proto, const std::string& dir) {
   const std::string label = label_of("sequence", proto.name());
+  if (proto.elem_type() == ::onnx::SequenceProto::MAP) return sequence_of_maps_from_proto(proto, dir, label);
   if (proto.sparse_tensor_values_size() || proto.sequence_values_size() || proto.map_values_size() ||
       proto.optional_values_size())
-    return not_implemented(label + ": only sequences of tensors are supported (this one holds sparse tensors, "
-                                   "sequences, maps or optionals)");
+    return not_implemented(label + ": only sequences of tensors or of maps are supported (this one holds sparse "
+                                   "tensors, sequences, optionals, or maps without elem_type MAP)");
   if (proto.elem_type() != ::onnx::SequenceProto::TENSOR &&
       !(proto.elem_type() == ::onnx::SequenceProto::UNDEFINED && proto.tensor_values_size() == 0))
     return invalid_argument(label + ": elem_type " + std::to_string(proto.elem_type()) +
@@ -193,6 +223,14 @@ Expected<::onnx::SequenceProto> sequence_to_proto(const Value& value, const std:
   // numpy_helper.from_list writes TENSOR for every sequence of arrays,
   // empty ones included.
   proto.set_elem_type(::onnx::SequenceProto::TENSOR);
+  if (value.is_sequence_of_maps()) {
+    proto.set_elem_type(::onnx::SequenceProto::MAP);
+    for (const Value& m : value.maps()) {
+      LOOM_ASSIGN_OR_RETURN(auto mp, onnxio::map_to_proto(m, ""));
+      *proto.add_map_values() = std::move(mp);
+    }
+    return proto;
+  }
   for (size_t i = 0; i < value.elements().size(); ++i) {
     const Tensor& t = value.elements()[i];
     if (t.dtype() == DType::kUndefined)
@@ -227,6 +265,7 @@ const char* value_kind_name(Value::Kind k) {
     case Value::Kind::kNone: return "an empty optional";
     case Value::Kind::kTensor: return "a tensor";
     case Value::Kind::kSequence: return "a sequence";
+    case Value::Kind::kMap: return "a map";
   }
   return "?";
 }
@@ -255,6 +294,7 @@ Expected<Value> read_value_pb(const std::string& path, ValueKind kind) {
   const char* what = kind == ValueKind::kTensor     ? "TensorProto"
                      : kind == ValueKind::kSequence ? "SequenceProto"
                      : kind == ValueKind::kOptional ? "OptionalProto"
+                     : kind == ValueKind::kMap      ? "MapProto"
                                                     : "TensorProto, SequenceProto or OptionalProto";
   LOOM_ASSIGN_OR_RETURN(std::string bytes, read_bytes(path, what));
   const std::string dir = folder_of(path);
@@ -267,7 +307,7 @@ Expected<Value> read_value_pb(const std::string& path, ValueKind kind) {
       }
       case ValueKind::kSequence: return parse_sequence(bytes, dir);
       case ValueKind::kOptional: return parse_optional(bytes, dir);
-      case ValueKind::kMap: return not_implemented("map values are not read from files (MapProto)");
+      case ValueKind::kMap: return parse_map(bytes, dir);
       case ValueKind::kUnknown: break;
     }
     return parse_any(bytes, dir);
@@ -279,11 +319,19 @@ Expected<Value> read_value_pb(const std::string& path, ValueKind kind) {
 
 Status write_value_pb(const Value& value, ValueKind kind, const std::string& name, const std::string& path) {
   if (kind == ValueKind::kUnknown)
-    kind = value.is_tensor() ? ValueKind::kTensor : value.is_sequence() ? ValueKind::kSequence : ValueKind::kOptional;
-  if (value.is_map() || value.is_sequence_of_maps())
-    return not_implemented(path + ": '" + name + "' holds maps, which are not written to files (MapProto)");
+    kind = value.is_tensor()     ? ValueKind::kTensor
+           : value.is_sequence() ? ValueKind::kSequence
+           : value.is_map()      ? ValueKind::kMap
+                                 : ValueKind::kOptional;
   switch (kind) {
-    case ValueKind::kMap: return not_implemented(path + ": '" + name + "' is a map (MapProto is not written)");
+    case ValueKind::kMap: {
+      if (!value.is_map())
+        return invalid_argument(path + ": '" + name + "' is declared a map but the value is " +
+                                value_kind_name(value.kind()));
+      auto proto = onnxio::map_to_proto(value, name);
+      if (!proto) return proto.status().with_context(path);
+      return serialize_to(*proto, "map '" + name + "'", path);
+    }
     case ValueKind::kTensor:
       if (!value.is_tensor())
         return invalid_argument(path + ": '" + name + "' is declared a tensor but the value is " +

@@ -310,8 +310,9 @@ Command bench_command() {
           "[--json] [options]",
           {
               {"model", "M.onnx", "the model to time (required)"},
-              {"input", "NAME=PATH.pb", "feed input NAME from a TensorProto file (SequenceProto / OptionalProto "
-                                        "for sequence / optional inputs; repeatable); inputs not given get "
+              {"input", "NAME=PATH.pb", "feed input NAME from a TensorProto file (SequenceProto / OptionalProto / "
+                                        "MapProto for sequence / optional / map inputs; repeatable); inputs not "
+                                        "given get "
                                         "random values", true},
               {"providers", "a,b", "execution providers in priority order"},
               {"config", "F", "JSON configuration file"},

@@ -1,8 +1,8 @@
 // `loom run`: runs a model once on given or random inputs. Its flags, output
 // files and failure line are a contract with outside conformance harnesses
 // (tests/conformance/check_onnx_tests.py): DIR/<output name>.pb per output
-// (TensorProto, or SequenceProto / OptionalProto for sequence / optional
-// outputs, as numpy_helper writes them), exit 1 and one line "loom run: <reason>" on stderr on any failure.
+// (TensorProto, or SequenceProto / OptionalProto / MapProto for sequence /
+// optional / map outputs, as numpy_helper writes them), exit 1 and one line "loom run: <reason>" on stderr on any failure.
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -120,11 +120,12 @@ Command run_command() {
           "--model M.onnx [--input NAME=PATH.pb ...] [--save-outputs DIR] [options]",
           {
               {"model", "M.onnx", "the model to run (required)"},
-              {"input", "NAME=PATH.pb", "feed input NAME from a TensorProto file (SequenceProto / OptionalProto "
-                                        "for sequence / optional inputs; repeatable); inputs not given get "
+              {"input", "NAME=PATH.pb", "feed input NAME from a TensorProto file (SequenceProto / OptionalProto / "
+                                        "MapProto for sequence / optional / map inputs; repeatable); inputs not "
+                                        "given get "
                                         "random values", true},
-              {"save-outputs", "DIR", "write each output to DIR/<output name>.pb (TensorProto, SequenceProto or "
-                                  "OptionalProto by the output's kind; '/' and '\\' in names become '_')"},
+              {"save-outputs", "DIR", "write each output to DIR/<output name>.pb (TensorProto, SequenceProto, "
+                                  "OptionalProto or MapProto by the output's kind; '/' and '\\' in names become '_')"},
               {"providers", "a,b", "execution providers in priority order"},
               {"config", "F", "JSON configuration file"},
               {"dim", "SYMBOL=VALUE", "size of a symbolic input dimension for random inputs (default 1; "

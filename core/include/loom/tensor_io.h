@@ -20,8 +20,10 @@ Expected<NamedTensor> read_tensor_pb(const std::string& path);
 Status write_tensor_pb(const Tensor& tensor, const std::string& name, const std::string& path);
 
 // Values of any kind: `kind` says which proto the file holds — TensorProto
-// (kTensor), SequenceProto (kSequence) or OptionalProto (kOptional; an empty
-// optional reads as Value::none()). kUnknown tries them in that order; since
+// (kTensor), SequenceProto (kSequence, of tensors or of maps), OptionalProto
+// (kOptional; an empty optional reads as Value::none()) or MapProto (kMap:
+// int64 or string keys, a scalar per key, as onnx.numpy_helper.from_dict
+// writes it). kUnknown tries the first three in that order; since
 // the three protos share field numbers, an OptionalProto holding a tensor is
 // byte-for-byte a one-element SequenceProto and reads as a sequence then.
 // An empty sequence's element type is not in the file: it reads as
