@@ -54,7 +54,8 @@ struct StreamInfo {
   std::string name;  // "host" or the provider name
 };
 
-struct SubgraphPlan;  // exec/subgraph_plan.h
+struct SubgraphPlan;       // exec/subgraph_plan.h
+class PartitionFallback;  // exec/partition_fallback.h
 
 struct Step {
   StepKind kind = StepKind::kKernel;
@@ -83,6 +84,9 @@ struct Step {
   // Control flow: the prepared plan of each graph attribute, and the slots of
   // the outer-scope values its bodies capture (by name).
   std::map<std::string, std::shared_ptr<const SubgraphPlan>> subgraphs;
+  // kPartition on a host-memory EP: its nodes on the fallback provider, for
+  // inputs the EP declines at run time (exec/partition_fallback.h).
+  std::shared_ptr<PartitionFallback> fallback;
   std::map<std::string, SlotId> captures;
   // Element type of each output when neither the kernel nor static inference
   // names it, from the op's schema: a fixed type (`dtype`), or the runtime

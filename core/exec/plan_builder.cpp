@@ -317,6 +317,32 @@ class PlanBuilder {
     return Status::ok();
   }
 
+  // The partition's nodes as a graph of their own for the fallback provider:
+  // its inputs (constants included) and outputs are the partition's, in the
+  // step's order. NULL for nodes with subgraphs (planned with the session's
+  // providers, not copied here).
+  std::shared_ptr<PartitionFallback> fallback_for(const std::vector<const ir::Node*>& nodes,
+                                                  const std::vector<std::string>& inputs,
+                                                  const std::vector<std::string>& outputs) const {
+    auto g = std::make_shared<ir::Graph>();
+    g->name = graph_.name + " partition at " + nodes.front()->label();
+    g->opsets = graph_.opsets;
+    g->op_schemas = graph_.op_schemas;
+    g->inputs = inputs;
+    g->outputs = outputs;
+    for (const ir::Node* n : nodes) {
+      for (const ir::Attribute& a : n->attributes)
+        if (a.graph || !a.graphs.empty()) return nullptr;
+      ir::Node copy = *n;
+      for (const std::string& v : n->inputs)
+        if (const ir::ValueType* t = graph_.type_of(v)) g->value_types[v] = *t;
+      for (const std::string& v : n->outputs)
+        if (const ir::ValueType* t = graph_.type_of(v)) g->value_types[v] = *t;
+      g->add_node(std::move(copy));
+    }
+    return std::make_shared<PartitionFallback>(std::move(g), options_.plan_fallback);
+  }
+
   Status compile_group(const partition::Group& g, EpInstance& ep, size_t m, Step& step,
                        std::vector<std::string>& outputs) {
     // Work in the group's size and its outputs' readers, not the graph's: a
@@ -359,6 +385,7 @@ class PlanBuilder {
       LOOM_ASSIGN_OR_RETURN(SlotId s, input_slot(in, m, step.label));
       step.inputs.push_back(s);
     }
+    if (options_.plan_fallback && ep.uses_host_memory()) step.fallback = fallback_for(nodes, inputs, outputs);
     auto view = plugin_host::make_graph_view(graph_, nodes, inputs, outputs);
     const auto start = profile::Clock::now();
     auto partition = ep.compile(view.get());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "exec/execution_plan.h"
+#include "exec/partition_fallback.h"
 #include "partition/partitioner.h"
 
 namespace loom::profile {
@@ -35,6 +36,9 @@ struct PlanOptions {
   // values may change shape from one iteration to the next while the body's
   // types keep the first iteration's.
   bool check_shapes = false;
+  // Plans a fused partition's nodes on the fallback provider when its EP
+  // declines a run's inputs (exec/partition_fallback.h); empty: no fallback.
+  FallbackPlanner plan_fallback;
 };
 
 Expected<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& graph, const partition::Assignment& assignment,

@@ -7,6 +7,7 @@
 
 #include "base/logging.h"
 #include "exec/executor.h"
+#include "exec/partition_fallback.h"
 #include "exec/step_kernel_context.h"
 #include "plugin_host/plugin_calls.h"
 #include "onnx/tensor_proto.h"
@@ -456,6 +457,55 @@ std::string RunState::describe(const std::vector<SlotId>& slots) const {
   return out;
 }
 
+bool RunState::no_output_made(const Step& step) const {
+  for (SlotId s : step.outputs)
+    if (s != kNoSlot && values_[s].ready) return false;
+  return true;
+}
+
+// The partition's EP declined these inputs (`declined`): its nodes run on
+// the fallback provider instead, fed the step's inputs by position.
+Status RunState::run_on_fallback(const Step& step, const Status& declined) {
+  const ir::Graph& nodes = step.fallback->graph();
+  std::map<std::string, const LOOM_Value*> feeds;
+  // A constant the EP packed and released has no bytes left to hand over:
+  // zeros of its type and dims stand in, and the results are kept only if
+  // every output is empty (holds no value a stand-in could have changed;
+  // only weights read by their packing node alone are released, so no
+  // shape is computed from one).
+  std::vector<std::unique_ptr<LOOM_Value>> stand_ins;
+  std::string released;
+  for (size_t i = 0; i < step.inputs.size() && i < nodes.inputs.size(); ++i) {
+    const LOOM_Value* v = step.inputs[i] == kNoSlot ? nullptr : value_of(step.inputs[i]);
+    if (v == nullptr) return declined.with_context("no fallback: input '" + nodes.inputs[i] + "' is not available");
+    if (v->kind == LOOM_VALUE_TENSOR && v->tensor.data == nullptr && v->tensor.count > 0) {
+      auto zeros = Tensor::zeros(static_cast<DType>(v->tensor.dtype), v->tensor.dims);
+      if (!zeros) return declined.with_context("no fallback: " + zeros.status().message());
+      stand_ins.push_back(plugin_host::tensor_value(*zeros));
+      v = stand_ins.back().get();
+      released = nodes.inputs[i];
+    }
+    feeds[nodes.inputs[i]] = v;
+  }
+  auto plan = step.fallback->plan();
+  if (!plan) return Status(declined.code(), declined.message() + "; no fallback: " + plan.status().message());
+  const SubgraphPlan& sub = **plan;
+  auto results = execute(*sub.plan, eps_, feeds, sub.plan->outputs, *sub.resources, ExecuteOptions{limits_});
+  if (!results)
+    return results.status().with_context("running the partition's nodes on the fallback provider after: " +
+                                         declined.message());
+  if (!released.empty())
+    for (const ValuePtr& r : *results)
+      if (r->kind != LOOM_VALUE_TENSOR || r->tensor.count > 0)
+        return Status(declined.code(), declined.message() + "; no fallback: it makes values from constant '" +
+                                           released + "', which the provider packed and released");
+  log::logger()->debug("{}: {}; ran its nodes on the fallback provider", step.label, declined.message());
+  for (size_t k = 0; k < step.outputs.size() && k < results->size(); ++k)
+    if (step.outputs[k] != kNoSlot)
+      LOOM_RETURN_IF_ERROR(set(step.outputs[k], values_[step.outputs[k]], std::move((*results)[k]), &step));
+  return Status::ok();
+}
+
 Status RunState::run_step(const Step& step, StepTiming* timing) {
   if (step.stream != kHostStream) streams_idle_ = false;
   switch (step.kind) {
@@ -496,6 +546,9 @@ Status RunState::run_step(const Step& step, StepTiming* timing) {
   const auto start = timing != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   Status st = step.kind == StepKind::kKernel ? plugin_host::run_kernel(*step.def, step.kernel, &ctx)
                                              : plugin_host::run_partition(*step.partition, &ctx);
+  if (!st && st.code() == StatusCode::kNotImplemented && step.fallback != nullptr && ctx.error().empty() &&
+      no_output_made(step))
+    st = run_on_fallback(step, st);
   if (timing != nullptr) {
     timing->kernel_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
     timing->outputs = describe(step.outputs);

@@ -178,6 +178,9 @@ class RunState {
   void let_go_of_constants();
   // A device constant's reader packed it: later runs bind it without data.
   void release_device_constant(SlotId slot);
+  // Partitions whose EP declined a run's inputs (exec/partition_fallback.h).
+  bool no_output_made(const Step& step) const;
+  Status run_on_fallback(const Step& step, const Status& declined);
   void free_deferred() {
     std::lock_guard<std::mutex> lock(deferred_mutex_);
     if (keep_ != nullptr) keep_->insert(keep_->end(), deferred_.begin(), deferred_.end());

@@ -207,7 +207,22 @@ exec::PlanOptions Session::Impl::plan_options(std::vector<std::string> extra_inp
   o.extra_inputs = std::move(extra_inputs);
   o.plan_subgraph = [this](const ir::Graph& g) { return plan_subgraph(g); };
   o.profiler = profiler.get();
+  if (partition_inputs.fallback >= 0) o.plan_fallback = [this](const ir::Graph& g) { return plan_on_fallback(g); };
   return o;
+}
+
+Expected<std::shared_ptr<const exec::SubgraphPlan>> Session::Impl::plan_on_fallback(const ir::Graph& nodes) {
+  partition::PartitionInputs pin = partition_inputs;
+  pin.graph = &nodes;
+  pin.priority_count = 0;  // every node to the fallback provider
+  pin.policy = FallbackPolicy::kAllow;
+  pin.model_name = model_name + " (" + nodes.name + ")";
+  LOOM_ASSIGN_OR_RETURN(partition::Assignment assignment, partition::partition(pin));
+  auto sub = std::make_shared<exec::SubgraphPlan>();
+  sub->formal_inputs = nodes.inputs;
+  LOOM_ASSIGN_OR_RETURN(sub->plan, exec::build_plan(nodes, assignment, eps, exec::PlanOptions{}));
+  sub->resources = std::make_unique<exec::RunResourcePool>(*sub->plan, eps, *arenas);
+  return std::shared_ptr<const exec::SubgraphPlan>(std::move(sub));
 }
 
 // Subgraphs are partitioned with the session's EPs and policy (an EP may

@@ -92,6 +92,9 @@ struct Session::Impl {
   Status convert_precision(const partition::PartitionInputs& gate_inputs, bool to_float16);
   exec::PlanOptions plan_options(std::vector<std::string> extra_inputs);
   Expected<std::shared_ptr<const exec::SubgraphPlan>> plan_subgraph(const ir::Graph& subgraph);
+  // A fused partition's nodes planned on the fallback provider alone
+  // (exec/partition_fallback.h), built when its EP declines a run's inputs.
+  Expected<std::shared_ptr<const exec::SubgraphPlan>> plan_on_fallback(const ir::Graph& nodes);
   Status prepare(onnxio::LoadedModel model, const SessionOptions& options);
   Status validate_inputs(const std::map<std::string, Value>& feeds) const;
   // ONNX Runtime takes a 1-element tensor for a scalar (rank-0) input (its
