@@ -5,6 +5,11 @@
     y, = sess.run(None, {"x": np.zeros((1, 3), np.float32)})
     print(sess.get_placement())   # which provider runs each node, and why
 
+ONNX Runtime's provider names work too: providers=["CPUExecutionProvider"]
+runs on Loom's host providers (cpu_onednn, then reference),
+"CUDAExecutionProvider" (with its ORT options) on cuda; a provider ORT knows
+but this machine lacks is skipped with ORT's warning.
+
 InferenceSession, SessionOptions, RunOptions, GraphOptimizationLevel,
 ExecutionMode, the IO binding (SessionIOBinding, OrtValue) and the errors
 (LoomError and its subclasses Fail, InvalidArgument, NotFound / NoSuchFile,

@@ -3,12 +3,14 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <set>
 
 #include "environment.h"
 #include "errors.h"
 #include "gil.h"
 #include "io_binding.h"
 #include "numpy_convert.h"
+#include "ort_providers.h"
 
 namespace loom::python {
 
@@ -33,11 +35,13 @@ std::map<std::string, std::string> string_options(const py::handle& options, con
 }
 
 // ONNX Runtime's forms: providers=['a', 'b'] or [('a', {...}), 'b'], with
-// provider_options=[{...}, {...}] the same length as providers.
-void apply_providers(const py::object& providers, const py::object& provider_options, Config& config) {
+// provider_options=[{...}, {...}] the same length as providers. Names are
+// Loom's or ONNX Runtime's (ort_providers.h); each comes back with its
+// options, in order.
+std::vector<OrtProviderRequest> provider_requests(const py::object& providers, const py::object& provider_options) {
   if (providers.is_none()) {
     if (!provider_options.is_none()) throw py::value_error("provider_options given without providers");
-    return;
+    return {};
   }
   if (py::isinstance<py::str>(providers)) throw py::type_error("providers must be a list of names, not a str");
   std::vector<py::object> options;
@@ -46,21 +50,24 @@ void apply_providers(const py::object& providers, const py::object& provider_opt
     if (options.size() != py::len(providers))
       throw py::value_error("'providers' and 'provider_options' should be the same length if both are given.");
   }
-  config.providers.clear();
+  std::vector<OrtProviderRequest> out;
+  std::set<std::string> seen;
   size_t i = 0;
   for (py::handle p : providers) {
-    std::string name;
+    OrtProviderRequest r;
     if (py::isinstance<py::tuple>(p) && py::len(p) == 2) {
       if (!options.empty()) throw py::value_error("provider options given both in providers and in provider_options");
-      name = p.cast<py::tuple>()[0].cast<std::string>();
-      config.provider_options[name] = string_options(p.cast<py::tuple>()[1], name);
+      r.name = p.cast<py::tuple>()[0].cast<std::string>();
+      r.options = string_options(p.cast<py::tuple>()[1], r.name);
     } else {
-      name = p.cast<std::string>();
-      if (!options.empty()) config.provider_options[name] = string_options(options[i], name);
+      r.name = p.cast<std::string>();
+      if (!options.empty()) r.options = string_options(options[i], r.name);
     }
-    config.providers.push_back(name);
+    if (!seen.insert(r.name).second) throw py::value_error("provider '" + r.name + "' is listed twice");
+    out.push_back(std::move(r));
     ++i;
   }
+  return out;
 }
 
 py::list shape_of(const ValueInfo& v) {
@@ -89,13 +96,19 @@ PyInferenceSession::PyInferenceSession(const py::object& path_or_bytes, const py
   if (!config.is_none()) cfg = value_or_throw(Config::from_json_file(fspath(config)));
   check(cfg.apply_environment());
   options_.apply(cfg);
-  apply_providers(providers, provider_options, cfg);
-  const SessionOptions so = options_.session_options();
+  const std::vector<OrtProviderRequest> requests = provider_requests(providers, provider_options);
+  apply_ort_options(requests, cfg);
+  SessionOptions so = options_.session_options();
   profiling_ = so.profiling || cfg.profiling_enabled;
 
   const bool from_bytes = py::isinstance<py::bytes>(path_or_bytes);
   const std::string model = from_bytes ? path_or_bytes.cast<std::string>() : fspath(path_or_bytes);
   env_ = value_or_throw(without_gil([&] { return environment_for(cfg, options_.custom_op_libraries); }));
+  if (!requests.empty()) {
+    cfg.providers = resolve_ort_providers(requests, env_->available_providers());
+    so.providers = cfg.providers;
+  }
+  for (const OrtProviderRequest& r : requests) ort_names_ = ort_names_ || is_ort_provider_name(r.name);
   auto session = value_or_throw(without_gil([&] {
     return from_bytes ? Session::create_from_bytes(env_, model, so) : Session::create(env_, model, so);
   }));
@@ -114,6 +127,16 @@ PyInferenceSession::PyInferenceSession(const py::object& path_or_bytes, const py
     if (contains(available, n)) providers_.push_back(n);
   if (cfg.fallback != FallbackPolicy::kDeny && !contains(providers_, "reference") && contains(available, "reference"))
     providers_.push_back("reference");
+}
+
+std::vector<std::string> PyInferenceSession::providers() const {
+  if (!ort_names_) return providers_;
+  std::vector<std::string> out;
+  for (const std::string& p : providers_) {
+    const std::string name = ort_name_of(p);
+    if (!contains(out, name)) out.push_back(name);
+  }
+  return out;
 }
 
 const ValueInfo* PyInferenceSession::input_info(const std::string& name) const {
@@ -167,7 +190,9 @@ void register_inference_session(py::module_& m) {
       .def("get_inputs", [](const PyInferenceSession& s) { return s.session().inputs(); })
       .def("get_outputs", [](const PyInferenceSession& s) { return s.session().outputs(); })
       .def("get_overridable_initializers", [](const PyInferenceSession&) { return py::list(); })
-      .def("get_providers", &PyInferenceSession::providers)
+      .def("get_providers", &PyInferenceSession::providers,
+           "The providers the session uses, in priority order: in ONNX Runtime's names when it was created "
+           "with them (CPUExecutionProvider for Loom's host providers)")
       .def("get_provider_options", &PyInferenceSession::provider_options)
       .def("get_session_options", &PyInferenceSession::options)
       .def("run", &PyInferenceSession::run, py::arg("output_names"), py::arg("input_feed"),

@@ -28,7 +28,7 @@ class PyInferenceSession {
   pybind11::list run(const pybind11::object& output_names, const pybind11::dict& input_feed,
                      const pybind11::object& run_options) const;
   std::string end_profiling() const;
-  const std::vector<std::string>& providers() const { return providers_; }
+  std::vector<std::string> providers() const;
   const std::map<std::string, std::map<std::string, std::string>>& provider_options() const {
     return env_->config().provider_options;
   }
@@ -40,6 +40,7 @@ class PyInferenceSession {
   std::shared_ptr<const Session> session_;
   PySessionOptions options_;
   std::vector<std::string> providers_;  // in priority order, the fallback last
+  bool ort_names_ = false;              // created with ONNX Runtime's provider names
   bool profiling_ = false;
 };
 
