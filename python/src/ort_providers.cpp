@@ -102,8 +102,11 @@ std::vector<std::string> resolve_ort_providers(const std::vector<OrtProviderRequ
     } else if (r.name == "CUDAExecutionProvider" || r.name == "DnnlExecutionProvider" ||
                known_elsewhere().count(r.name)) {
       // ONNX Runtime's own words, so code that filters these warnings keeps working.
+      std::vector<std::string> ort_available;
+      for (const std::string& a : available)
+        if (!contains(ort_available, ort_name_of(a))) ort_available.push_back(ort_name_of(a));
       warn("Specified provider '" + r.name + "' is not in available provider names.Available providers: '" +
-           joined(available) + "'");
+           joined(ort_available) + "'");
     } else {
       throw py::value_error("Unknown provider '" + r.name + "': neither ONNX Runtime's nor one of Loom's (" +
                             joined(available) + ")");

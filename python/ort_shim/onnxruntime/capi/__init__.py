@@ -1,0 +1,1 @@
+"""onnxruntime.capi for the Loom shim: the exception module code imports from."""
