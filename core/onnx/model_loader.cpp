@@ -311,6 +311,16 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   out.model_dir = model_dir;
   out.ir_version = model.ir_version();
   out.producer = model.producer_name();
+  ModelMetadata& meta = out.metadata;
+  meta.producer_name = model.producer_name();
+  meta.producer_version = model.producer_version();
+  meta.graph_name = model.graph().name();
+  meta.graph_description = model.graph().doc_string();
+  meta.domain = model.domain();
+  meta.description = model.doc_string();
+  meta.version = model.model_version();
+  meta.ir_version = model.ir_version();
+  for (const auto& kv : model.metadata_props()) meta.custom_metadata_map[kv.key()] = kv.value();
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "ir/graph.h"
+#include "loom/session.h"
 #include "loom/status.h"
 #include "onnx/op_schemas.h"
 
@@ -21,6 +22,7 @@ struct LoadedModel {
   std::string model_dir;  // folder external data is resolved against
   int64_t ir_version = 0;
   std::string producer;
+  ModelMetadata metadata;  // the ModelProto's own fields
 };
 
 struct LoadOptions {

@@ -102,6 +102,7 @@ ValueInfo Session::Impl::declared(const std::string& name) const {
 
 Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& options) {
   model_name = model.source;
+  metadata = std::move(model.metadata);
   graph = model.graph;
   arenas = std::make_unique<memory::MemoryArenas>(env->config());
   size_t priority_count = 0;
@@ -290,6 +291,7 @@ Expected<std::unique_ptr<Session>> Session::create_from_bytes(std::shared_ptr<En
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs; }
 const PlacementReport& Session::placement() const { return impl_->placement; }
+const ModelMetadata& Session::metadata() const { return impl_->metadata; }
 std::string Session::describe_plan() const { return impl_->plan->to_string(); }
 int64_t Session::planned_peak_bytes() const { return impl_->plan->planned_peak_bytes(); }
 

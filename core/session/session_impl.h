@@ -27,6 +27,7 @@ namespace loom {
 struct Session::Impl {
   std::shared_ptr<Environment> env;
   std::string model_name;
+  ModelMetadata metadata;  // the model file's own fields
   std::shared_ptr<ir::Graph> graph;
   std::vector<std::unique_ptr<plugin_host::EpInstance>> ep_storage;
   std::vector<plugin_host::EpInstance*> eps;

@@ -26,6 +26,7 @@ from loom._loom import (  # noqa: F401
     InvalidArgument,
     InvalidGraph,
     LoomError,
+    ModelMetadata,
     NodeArg,
     NodePlacement,
     NoSuchFile,

@@ -181,6 +181,20 @@ void register_inference_session(py::module_& m) {
                std::string(py::repr(shape_of(v))) + ")";
       });
 
+  py::class_<ModelMetadata>(m, "ModelMetadata", "What the model file says about itself (ONNX Runtime's get_modelmeta).")
+      .def_readonly("producer_name", &ModelMetadata::producer_name)
+      .def_readonly("producer_version", &ModelMetadata::producer_version)
+      .def_readonly("graph_name", &ModelMetadata::graph_name)
+      .def_readonly("graph_description", &ModelMetadata::graph_description)
+      .def_readonly("domain", &ModelMetadata::domain)
+      .def_readonly("description", &ModelMetadata::description)
+      .def_readonly("version", &ModelMetadata::version)
+      .def_readonly("custom_metadata_map", &ModelMetadata::custom_metadata_map)
+      .def("__repr__", [](const ModelMetadata& md) {
+        return "ModelMetadata(producer_name='" + md.producer_name + "', graph_name='" + md.graph_name +
+               "', version=" + std::to_string(md.version) + ")";
+      });
+
   py::class_<PyInferenceSession, std::shared_ptr<PyInferenceSession>>(m, "InferenceSession")
       .def(py::init<const py::object&, const py::object&, const py::object&, const py::object&, const py::object&>(),
            py::arg("path_or_bytes"), py::arg("sess_options") = py::none(), py::arg("providers") = py::none(),
@@ -190,6 +204,8 @@ void register_inference_session(py::module_& m) {
       .def("get_inputs", [](const PyInferenceSession& s) { return s.session().inputs(); })
       .def("get_outputs", [](const PyInferenceSession& s) { return s.session().outputs(); })
       .def("get_overridable_initializers", [](const PyInferenceSession&) { return py::list(); })
+      .def("get_modelmeta", [](const PyInferenceSession& s) { return s.session().metadata(); },
+           "Producer, graph name, domain, description, version and the custom metadata map of the model file.")
       .def("get_providers", &PyInferenceSession::providers,
            "The providers the session uses, in priority order: in ONNX Runtime's names when it was created "
            "with them (CPUExecutionProvider for Loom's host providers)")

@@ -74,3 +74,20 @@ def test_loom_and_ort_names_mix_and_loom_names_answer_in_loom_names():
 def test_a_provider_listed_twice_is_refused():
     with pytest.raises(ValueError, match="listed twice"):
         loom.InferenceSession(add_relu_model(), providers=["CPUExecutionProvider", "CPUExecutionProvider"])
+
+
+def test_modelmeta_reports_the_model_files_fields():
+    import onnx
+    model = onnx.load_from_string(add_relu_model())
+    model.producer_name = "exporter"
+    model.producer_version = "2.1"
+    model.domain = "ai.example"
+    model.doc_string = "adds and rectifies"
+    model.model_version = 7
+    model.graph.doc_string = "the graph"
+    onnx.helper.set_model_props(model, {"names": "{0: 'cat', 1: 'dog'}", "stride": "32"})
+    meta = loom.InferenceSession(model.SerializeToString(), providers=["reference"]).get_modelmeta()
+    assert (meta.producer_name, meta.producer_version, meta.graph_name) == ("exporter", "2.1", "test")
+    assert (meta.domain, meta.description, meta.version) == ("ai.example", "adds and rectifies", 7)
+    assert meta.graph_description == "the graph"
+    assert meta.custom_metadata_map == {"names": "{0: 'cat', 1: 'dog'}", "stride": "32"}

@@ -86,6 +86,20 @@ struct MemoryStats {
   int64_t failed_allocations = 0;   // refused by the limit or the device
 };
 
+// What the model file says about itself (ModelProto's fields), as ONNX
+// Runtime's get_modelmeta() reports it.
+struct ModelMetadata {
+  std::string producer_name;
+  std::string producer_version;
+  std::string graph_name;
+  std::string graph_description;  // GraphProto.doc_string
+  std::string domain;
+  std::string description;        // ModelProto.doc_string
+  int64_t version = 0;            // model_version
+  int64_t ir_version = 0;
+  std::map<std::string, std::string> custom_metadata_map;  // metadata_props
+};
+
 struct RunOptions {
   std::shared_ptr<CancelToken> cancel;  // optional
   // Names the run in its log lines and errors ("model: [tag] ...").
@@ -174,6 +188,9 @@ class Session {
   Expected<std::string> end_profiling() const;
 
   const PlacementReport& placement() const;
+  // The model file's own description of itself (producer, version, custom
+  // metadata such as class names).
+  const ModelMetadata& metadata() const;
   // The execution plan as text: steps (kernel launches, partition launches,
   // copies) with their values, and the planned arena per memory kind.
   std::string describe_plan() const;

@@ -18,6 +18,7 @@ from loom import (  # noqa: F401
     ExecutionMode,
     GraphOptimizationLevel,
     InferenceSession,
+    ModelMetadata,
     NodeArg,
     OrtValue,
     RunOptions,
