@@ -2,7 +2,8 @@
 // reference EP: DynamicQuantizeLinear (bit-exact, edge cases included), and
 // the MatMulInteger chains dynamic_quant_matmul_fusion turns into
 // MatMulIntegerToFloat with run-time activation scale and zero point, in an
-// MLP and a BERT-style encoder layer (every node on cpu_onednn).
+// MLP and a BERT-style encoder layer (every node on cpu_onednn), int8 and
+// uint8 weights, and with the scale and zero point as graph inputs.
 //
 // Tolerances: one layer differs from the reference only in how oneDNN forms
 // float(acc) * scale + bias (1 ulp or so). A later layer quantizes an
@@ -232,6 +233,49 @@ TEST(OnednnDynamicQuant, EncoderLayerRunsOnOnednn) {
     EXPECT_EQ(counts.at("cpu_onednn:DynamicQuantizeLinear"), 4) << what;
     expect_matches_reference(model, {{"x", random_tensor({2, 16, 64}, 5, -1.f, 1.f)}}, {5e-3, 5e-3}, what);
   }
+}
+
+
+// MatMulIntegerToFloat whose a_scale and a_zero_point are graph inputs
+// (partition inputs of cpu_onednn, not a DynamicQuantizeLinear of its own),
+// int8 and uint8 weights.
+TEST(OnednnDynamicQuant, RunTimeScaleFromGraphInputs) {
+  for (bool signed_b : {true, false}) {
+    testing::ModelBuilder m(13);
+    m.import_domain("com.microsoft", 1);
+    m.input("a", ::onnx::TensorProto::UINT8, {3, 32});
+    m.input("a_scale", kFloat, {});
+    m.input("a_zero", ::onnx::TensorProto::UINT8, {});
+    const auto bt = signed_b ? ::onnx::TensorProto::INT8 : ::onnx::TensorProto::UINT8;
+    std::vector<int32_t> b;
+    for (float v : random_values(32 * 12, 9, signed_b ? -127.f : 0.f, signed_b ? 127.f : 255.f))
+      b.push_back(static_cast<int32_t>(v));
+    m.int_initializer("b", bt, {32, 12}, b);
+    m.float_initializer("b_scale", {12}, random_values(12, 10, 0.002f, 0.008f));
+    m.int_initializer("b_zero", bt, {12}, std::vector<int32_t>(12, signed_b ? 0 : 131));
+    m.float_initializer("bias", {12}, random_values(12, 11));
+    m.node("MatMulIntegerToFloat", {"a", "b", "a_scale", "b_scale", "a_zero", "b_zero", "bias"}, {"y"}, "mmitf",
+           "com.microsoft");
+    m.output("y", kFloat, {3, 12});
+    std::vector<uint8_t> a;
+    for (float v : random_values(3 * 32, 12, 0.f, 255.f)) a.push_back(static_cast<uint8_t>(v));
+    expect_matches_reference(m.bytes(),
+                             {{"a", Tensor::from_vector(DType::kUint8, Dims{3, 32}, a)},
+                              {"a_scale", testing::float_tensor(Dims{}, {0.037f})},
+                              {"a_zero", Tensor::from_vector(DType::kUint8, Dims{}, std::vector<uint8_t>{117})}},
+                             signed_b ? Tolerance{1e-5, 1e-6} : Tolerance{0, 0}, signed_b ? "int8 B" : "uint8 B");
+  }
+}
+
+// A DynamicQuantizeLinear whose input is known to be empty stays with the
+// reference EP (oneDNN has no zero-sized memory), with the reason.
+TEST(OnednnDynamicQuant, EmptyInputIsLeftToTheReference) {
+  auto env = environment({"cpu_onednn", "reference"}, FallbackPolicy::kAllow);
+  auto s = make_session(env, dql_model({2, 0}));
+  ASSERT_TRUE(s);
+  ASSERT_EQ(s->placement().nodes.size(), 1u);
+  EXPECT_EQ(s->placement().nodes[0].provider, "reference");
+  EXPECT_NE(s->placement().nodes[0].reason.find("empty"), std::string::npos) << s->placement().nodes[0].reason;
 }
 
 }  // namespace
