@@ -90,6 +90,30 @@ TEST(DynamicQuantMatMulFusion, SharedDynamicQuantizeLinear) {
                         "Q, K, V", OptimizationLevel::kExtended, 1e-6);
 }
 
+// The scale product is not part of what the fused op replaces: when it is
+// read elsewhere (here a graph output) the chain still fuses and the Mul
+// stays for that reader. A bias of shape [1, N] is not MatMulIntegerToFloat's
+// (its bias is [N]): the Add stays after the fused op.
+TEST(DynamicQuantMatMulFusion, SharedScaleProductAndTwoDimensionalBias) {
+  testing::ModelBuilder m(13);
+  m.input("x", kFloat, kXDims);
+  testing::dynamic_quantize(m, "x");
+  testing::DynamicLinear l;
+  l.x = "x";
+  l.output = "y";
+  l.k = kK;
+  l.n = kN;
+  l.bias = false;
+  testing::dynamic_linear(m, l);
+  m.float_initializer("bias_2d", {1, kN}, testing::dq_values(static_cast<size_t>(kN), 3));
+  m.node("Add", {"y", "bias_2d"}, {"z"});
+  m.output("z", kFloat, {});
+  m.output("y_scales", kFloat, {});
+  testing::expect_fuses(m.bytes(), feeds(),
+                        {{"DynamicQuantizeLinear", 1}, {"com.microsoft.MatMulIntegerToFloat", 1}, {"Mul", 1}, {"Add", 1}},
+                        "scale product also an output, [1, N] bias", OptimizationLevel::kExtended, 1e-6);
+}
+
 TEST(DynamicQuantMatMulFusion, NearMissesKeepTheirOps) {
   testing::DynamicLinear half;
   half.cast_to = ::onnx::TensorProto::FLOAT16;
