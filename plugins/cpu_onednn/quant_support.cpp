@@ -212,13 +212,15 @@ SupportVerdict check_matmul_integer_to_float(const NodeSpec& n) {
         return no("b_zero_point must be a constant of B's type");
       const auto& zs = n.constant_shapes.at(5);
       const int64_t count = zs.empty() ? 1 : zs[0];
-      if (zs.size() > 1 || (count != 1 && count != b_shape[1])) return no("b_zero_point must be a scalar or hold one value per column");
+      if (zs.size() > 1 || (count != 1 && count != b_shape[1]))
+        return no("b_zero_point must be a scalar or hold one value per column");
     }
     if (!n.input_is_constant[3] || !n.constant_shapes.count(3) || n.input_dtypes[3] != LOOM_DTYPE_FLOAT)
       return no("b_scale must be a float32 constant");
     const auto& ss = n.constant_shapes.at(3);
     const int64_t count = ss.empty() ? 1 : ss[0];
-    if (ss.size() > 1 || (count != 1 && count != b_shape[1])) return no("b_scale must be a scalar or hold one value per column");
+    if (ss.size() > 1 || (count != 1 && count != b_shape[1]))
+      return no("b_scale must be a scalar or hold one value per column");
   }
   if (n.has_input(6)) {
     const auto& s = n.input_shapes[6];

@@ -121,17 +121,18 @@ std::map<std::string, int> placed(const Session& s) {
 
 TEST(OnednnDynamicQuant, MlpRunsOnOnednn) {
   for (bool is_signed : {true, false})
-  for (bool per_channel : {false, true}) {
-    const std::string what = std::string(is_signed ? "int8" : "uint8") + (per_channel ? " per column" : " per tensor");
-    const std::string model = mlp(per_channel, is_signed);
-    auto s = make_session(onednn_env(), model);
-    ASSERT_TRUE(s) << what;
-    EXPECT_EQ(placed(*s), (std::map<std::string, int>{{"cpu_onednn:DynamicQuantizeLinear", 2},
-                                                      {"cpu_onednn:MatMulIntegerToFloat", 2},
-                                                      {"cpu_onednn:Relu", 1}}))
-        << what;
-    expect_matches_reference(model, {{"x", random_tensor({4, 64}, 11, -2.f, 2.f)}}, {1e-3, 2e-3}, what);
-  }
+    for (bool per_channel : {false, true}) {
+      const std::string what =
+          std::string(is_signed ? "int8" : "uint8") + (per_channel ? " per column" : " per tensor");
+      const std::string model = mlp(per_channel, is_signed);
+      auto s = make_session(onednn_env(), model);
+      ASSERT_TRUE(s) << what;
+      EXPECT_EQ(placed(*s), (std::map<std::string, int>{{"cpu_onednn:DynamicQuantizeLinear", 2},
+                                                        {"cpu_onednn:MatMulIntegerToFloat", 2},
+                                                        {"cpu_onednn:Relu", 1}}))
+          << what;
+      expect_matches_reference(model, {{"x", random_tensor({4, 64}, 11, -2.f, 2.f)}}, {1e-3, 2e-3}, what);
+    }
 }
 
 // One layer alone: DynamicQuantizeLinear is bit-exact, so only the final
@@ -140,28 +141,27 @@ TEST(OnednnDynamicQuant, MlpRunsOnOnednn) {
 // reproduces the reference's arithmetic exactly.
 TEST(OnednnDynamicQuant, OneLayerIsTight) {
   for (bool is_signed : {true, false})
-  for (bool per_channel : {false, true})
-    for (bool bias : {false, true}) {
-      testing::ModelBuilder m(13);
-      m.input("x", kFloat, {2, 5, 48});
-      testing::dynamic_quantize(m, "x");
-      DynamicLinear l;
-      l.x = "x";
-      l.output = "y";
-      l.k = 48;
-      l.n = 40;
-      l.per_channel = per_channel;
-      l.bias = bias;
-      l.signed_weights = is_signed;
-      testing::dynamic_linear(m, l);
-      m.output("y", kFloat, {2, 5, 40});
-      expect_matches_reference(m.bytes(), {{"x", random_tensor({2, 5, 48}, 3, -4.f, 1.f)}},
-                               is_signed ? Tolerance{1e-5, 1e-6} : Tolerance{0, 0},
-                               std::string(is_signed ? "int8" : "uint8") + (per_channel ? " per column" : " per tensor") +
-                                   (bias ? ", bias" : ""));
-    }
+    for (bool per_channel : {false, true})
+      for (bool bias : {false, true}) {
+        testing::ModelBuilder m(13);
+        m.input("x", kFloat, {2, 5, 48});
+        testing::dynamic_quantize(m, "x");
+        DynamicLinear l;
+        l.x = "x";
+        l.output = "y";
+        l.k = 48;
+        l.n = 40;
+        l.per_channel = per_channel;
+        l.bias = bias;
+        l.signed_weights = is_signed;
+        testing::dynamic_linear(m, l);
+        m.output("y", kFloat, {2, 5, 40});
+        const std::string what = std::string(is_signed ? "int8" : "uint8") +
+                                 (per_channel ? " per column" : " per tensor") + (bias ? ", bias" : "");
+        expect_matches_reference(m.bytes(), {{"x", random_tensor({2, 5, 48}, 3, -4.f, 1.f)}},
+                                 is_signed ? Tolerance{1e-5, 1e-6} : Tolerance{0, 0}, what);
+      }
 }
-
 
 // A BERT-style encoder layer as quantize_dynamic writes it (one head, so no
 // head reshapes): Q, K and V projections sharing one DynamicQuantizeLinear,
@@ -207,7 +207,8 @@ std::string encoder_layer(int64_t batch, int64_t seq, int64_t hidden, bool per_c
   testing::dynamic_quantize(m, "ln1");
   linear("ln1", "ff1", hidden, 2 * hidden);
   // Gelu(x) = x * 0.5 * (1 + erf(x / sqrt(2))).
-  m.float_initializer("sqrt2", {}, {std::sqrt(2.f)}).float_initializer("one", {}, {1.f}).float_initializer("half", {}, {0.5f});
+  m.float_initializer("sqrt2", {}, {std::sqrt(2.f)}).float_initializer("one", {}, {1.f});
+  m.float_initializer("half", {}, {0.5f});
   m.node("Div", {"ff1", "sqrt2"}, {"g_div"});
   m.node("Erf", {"g_div"}, {"g_erf"});
   m.node("Add", {"g_erf", "one"}, {"g_add"});
