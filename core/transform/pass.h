@@ -63,6 +63,7 @@ std::unique_ptr<Pass> make_qdq_fusion();
 // DQ -> MatMul / Gemm with a float result that is not quantized again (a
 // classifier's logits) into com.microsoft MatMulIntegerToFloat (extended).
 std::unique_ptr<Pass> make_matmul_integer_to_float_fusion();
+std::unique_ptr<Pass> make_dynamic_quant_matmul_fusion();  // quantize_dynamic's MatMulInteger chains
 std::unique_ptr<Pass> make_shape_inference();
 // Extended level: fusions into ONNX Runtime's contrib ops (com.microsoft).
 std::unique_ptr<Pass> make_layer_norm_fusion();

@@ -21,6 +21,7 @@ std::vector<std::unique_ptr<Pass>> all_passes() {
   p.push_back(make_quantized_activation_removal());
   p.push_back(make_qdq_fusion());
   p.push_back(make_matmul_integer_to_float_fusion());
+  p.push_back(make_dynamic_quant_matmul_fusion());
   p.push_back(make_constant_folding());
   p.push_back(make_cast_elimination());
   p.push_back(make_transpose_reshape_simplification());

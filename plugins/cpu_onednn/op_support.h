@@ -29,11 +29,14 @@ SupportVerdict check_support(const NodeSpec& node);
 // MatMul they extend plus their activation (ops/contrib_fused.cpp).
 SupportVerdict check_fused_anchor(const NodeSpec& node);
 // QLinearConv, QLinearMatMul, QuantizeLinear, DequantizeLinear: int8 data
-// with constant quantization parameters (quant_support.cpp).
+// with constant quantization parameters; DynamicQuantizeLinear of float32
+// (quant_support.cpp).
 bool is_quantized_op(const std::string& op_type);
 SupportVerdict check_quantized(const NodeSpec& node);
-// com.microsoft MatMulIntegerToFloat (quant_support.cpp): int8 A, constant
-// 2-D int8 B with zero point 0, float32 output.
+// com.microsoft MatMulIntegerToFloat (quant_support.cpp): int8 A with a
+// scalar scale and zero point (constants or run-time values), constant 2-D
+// int8 / uint8 B with constant scales and zero points (per tensor or per
+// column), float32 output.
 SupportVerdict check_matmul_integer_to_float(const NodeSpec& node);
 // Conv / ConvTranspose / pooling spatial attributes for 2-D kernels: "" when
 // supported, else why not.

@@ -7,6 +7,10 @@
 // follow a DequantizeLinear are the DequantizeLinear's consumers, not
 // theirs). The one chain a QLinearConv takes, a quantized residual DQ ->
 // Add(DQ(r)) -> [Relu] -> Q, is planned separately (fusion_plan.h).
+// MatMulIntegerToFloat also takes its activation's scale and zero point as
+// values computed at run time (quantize_dynamic's DynamicQuantizeLinear
+// outputs): oneDNN reads those as run-time output scales and zero points.
+// DynamicQuantizeLinear itself is a host step.
 #include <cmath>
 
 #include "op_support.h"
@@ -146,6 +150,44 @@ SupportVerdict check_dequantize(const NodeSpec& n) {
   return {OpRole::kCompute, {}};
 }
 
+// Input i holds one element: a scalar constant, or a value computed at run
+// time (DynamicQuantizeLinear's scale and zero point) whose inferred shape
+// holds one element.
+bool one_element(const NodeSpec& n, size_t i) {
+  if (scalar_constant(n, i)) return true;
+  if (i >= n.input_shapes.size() || !n.input_shapes[i]) return false;
+  int64_t count = 1;
+  for (int64_t d : *n.input_shapes[i]) count *= d;
+  return count == 1;
+}
+
+// a_scale / a_zero_point: scalar constants (folded into the primitive), or
+// one-element values computed at run time (DynamicQuantizeLinear's outputs:
+// passed to oneDNN as run-time output scales and source zero point).
+std::string check_activation_params(const NodeSpec& n) {
+  if (scalar_constant(n, 2)) return check_scalar_params(n, 2, 4, true, "a");
+  if (!one_element(n, 2) || n.input_dtypes[2] != LOOM_DTYPE_FLOAT)
+    return "a_scale must be a float32 scalar (a constant, or a value of known shape)";
+  if (!n.has_input(4)) return {};
+  if (!one_element(n, 4)) return "a_zero_point must be a scalar (a constant, or a value of known shape)";
+  if (n.input_dtypes[4] != n.input_dtypes[0]) return "a_zero_point must have A's type";
+  return {};
+}
+
+// DynamicQuantizeLinear: float32 x to uint8 with the scale and zero point
+// it computes (a host step, ops/dynamic_quantize.cpp). A known-empty x goes
+// to another provider (oneDNN has no zero-sized memory).
+SupportVerdict check_dynamic_quantize(const NodeSpec& n) {
+  if (n.input_dtypes[0] != LOOM_DTYPE_FLOAT) return no("only float32 inputs are quantized here");
+  if (n.outputs.size() != 3) return no("y, y_scale and y_zero_point must all be produced");
+  for (const auto& o : n.outputs)
+    if (o.empty()) return no("y, y_scale and y_zero_point must all be produced");
+  if (const auto& s = n.input_shapes[0])
+    for (int64_t d : *s)
+      if (d == 0) return no("input is empty (zero-sized); oneDNN has no empty memory");
+  return {OpRole::kCompute, {}};
+}
+
 }  // namespace
 
 SupportVerdict check_matmul_integer_to_float(const NodeSpec& n) {
@@ -156,8 +198,30 @@ SupportVerdict check_matmul_integer_to_float(const NodeSpec& n) {
   if (const auto r = n.input_rank(0); r && (*r < 1 || *r > 6)) return no("A must have rank 1..6");
   const auto b_shape = n.constant_shapes.count(1) ? n.constant_shapes.at(1) : std::vector<int64_t>{};
   if (b_shape.size() != 2) return no("B must be a 2-D constant (batched or 1-D B is left to the reference EP)");
-  for (auto e : {check_scalar_params(n, 2, 4, true, "a"), check_weights(n, 1, 3, 5, b_shape[1], "matmul")})
-    if (!e.empty()) return no(e);
+  // s8 weights with zero weight zero points run as oneDNN's int8 matmul;
+  // uint8 weights or nonzero zero points as the shifted int8 matmul
+  // (ops/matmul_integer_shifted.cpp), which needs them constant.
+  if (n.input_dtypes[1] == LOOM_DTYPE_INT8 && (!n.has_input(5) || n.zero_constants.count(5))) {
+    for (auto e : {check_activation_params(n), check_weights(n, 1, 3, 5, b_shape[1], "matmul")})
+      if (!e.empty()) return no(e);
+  } else {
+    if (auto e = check_activation_params(n); !e.empty()) return no(e);
+    if (!is_int8(n.input_dtypes[1])) return no("B must be uint8 or int8");
+    if (n.has_input(5)) {
+      if (!n.input_is_constant[5] || !n.constant_shapes.count(5) || n.input_dtypes[5] != n.input_dtypes[1])
+        return no("b_zero_point must be a constant of B's type");
+      const auto& zs = n.constant_shapes.at(5);
+      const int64_t count = zs.empty() ? 1 : zs[0];
+      if (zs.size() > 1 || (count != 1 && count != b_shape[1]))
+        return no("b_zero_point must be a scalar or hold one value per column");
+    }
+    if (!n.input_is_constant[3] || !n.constant_shapes.count(3) || n.input_dtypes[3] != LOOM_DTYPE_FLOAT)
+      return no("b_scale must be a float32 constant");
+    const auto& ss = n.constant_shapes.at(3);
+    const int64_t count = ss.empty() ? 1 : ss[0];
+    if (ss.size() > 1 || (count != 1 && count != b_shape[1]))
+      return no("b_scale must be a scalar or hold one value per column");
+  }
   if (n.has_input(6)) {
     const auto& s = n.input_shapes[6];
     if (n.input_dtypes[6] != LOOM_DTYPE_FLOAT || !s || s->size() != 1 || (*s)[0] != b_shape[1])
@@ -169,7 +233,8 @@ SupportVerdict check_matmul_integer_to_float(const NodeSpec& n) {
 }
 
 bool is_quantized_op(const std::string& op) {
-  return op == "QLinearConv" || op == "QLinearMatMul" || op == "QuantizeLinear" || op == "DequantizeLinear";
+  return op == "QLinearConv" || op == "QLinearMatMul" || op == "QuantizeLinear" || op == "DequantizeLinear" ||
+         op == "DynamicQuantizeLinear";
 }
 
 SupportVerdict check_quantized(const NodeSpec& n) {
@@ -178,6 +243,7 @@ SupportVerdict check_quantized(const NodeSpec& n) {
   if (n.op_type == "QLinearConv") return check_qlinear_conv(n);
   if (n.op_type == "QLinearMatMul") return check_qlinear_matmul(n);
   if (n.op_type == "QuantizeLinear") return check_quantize(n);
+  if (n.op_type == "DynamicQuantizeLinear") return check_dynamic_quantize(n);
   return check_dequantize(n);
 }
 

@@ -34,6 +34,7 @@ OpBuilderFn op_builder_for(const std::string& op) {
       {"QLinearMatMul", build_qlinear_matmul},
       {"QuantizeLinear", build_quantize_linear},
       {"DequantizeLinear", build_quantize_linear},
+      {"DynamicQuantizeLinear", build_dynamic_quantize_linear},
       // com.microsoft (op_support admits these names only in that domain;
       // its Gelu is a unary eltwise like ONNX's).
       {"BiasGelu", build_bias_activation},

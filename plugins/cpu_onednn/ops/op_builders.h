@@ -38,14 +38,19 @@ size_t build_qlinear_conv(ProgramBuilder& b, const NodeSpec& n, const Chain& cha
 size_t build_qlinear_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // qlinear_matmul.cpp
 // QuantizeLinear and DequantizeLinear (quantize.cpp).
 size_t build_quantize_linear(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);
+// DynamicQuantizeLinear as a host step (dynamic_quantize.cpp).
+size_t build_dynamic_quantize_linear(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);
 // com.microsoft contrib ops (ONNX Runtime semantics).
 size_t build_bias_activation(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // contrib_gelu.cpp
 size_t build_skip_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // contrib_norm.cpp
 size_t build_attention(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);        // contrib_attention.cpp
 size_t build_fused_anchor(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);     // contrib_fused.cpp
 size_t build_embed_layer_norm(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // contrib_embed.cpp
-// MatMulIntegerToFloat: QLinearMatMul's int8 matmul with a float32 dst (qlinear_matmul.cpp).
+// MatMulIntegerToFloat: QLinearMatMul's int8 matmul with a float32 dst, its
+// activation's scale and zero point constants or run-time values (qlinear_matmul.cpp).
 size_t build_matmul_integer_to_float(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);
+// ... with uint8 weights or nonzero weight zero points (matmul_integer_shifted.cpp).
+size_t build_matmul_integer_to_float_shifted(ProgramBuilder& b, const NodeSpec& n);
 
 // The builder for an op type (nullptr when none).
 using OpBuilderFn = size_t (*)(ProgramBuilder&, const NodeSpec&, const Chain&);

@@ -7,6 +7,12 @@
 // MatMulIntegerToFloat's float y = scale[n] * ((a - a_zp) * b) + bias[n],
 // the bias a binary post-op (oneDNN 2.6 would add a primitive bias before
 // the output scales).
+//
+// MatMulIntegerToFloat's a_scale and a_zero_point may be values computed at
+// run time (quantize_dynamic's DynamicQuantizeLinear outputs): the
+// primitive then takes run-time output scales and source zero point, and a
+// host step before it forms a_scale * b_scale[n] (the reference EP's
+// product, in its order) and the s32 zero point each run.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "ops/op_builders.h"
@@ -22,6 +28,48 @@ struct Int8MatMulInputs {
   std::optional<size_t> bias;             // MatMulIntegerToFloat's float bias
 };
 
+// The run-time output scales (a_scale * b_scale[n], one per column or one)
+// and the s32 source zero point (when a_zero_point is given), written by a
+// host step from the one-element a_scale / a_zero_point values.
+struct RuntimeActivationParams {
+  ValueId scales;
+  std::optional<ValueId> zero_point;
+};
+
+RuntimeActivationParams runtime_activation_params(ProgramBuilder& b, const NodeSpec& n, size_t a_scale, size_t a_zero,
+                                                  const std::vector<float>& b_scales) {
+  using dnnl::memory;
+  const ValueId s = b.plain(b.value_of(n.inputs[a_scale]));
+  if (element_count(b.dims(s)) != 1 || b.desc(s).data_type() != memory::data_type::f32)
+    n.fail("a_scale must be one float32 value");
+  const int64_t count = static_cast<int64_t>(b_scales.size());
+  RuntimeActivationParams out{b.new_value(plain_desc({count}), {count}), std::nullopt};
+  std::vector<ValueId> args = {s, out.scales};
+  bool signed_zero = false;
+  if (n.has_input(a_zero)) {
+    const ValueId z = b.plain(b.value_of(n.inputs[a_zero]));
+    const memory::data_type t = b.desc(z).data_type();
+    if (element_count(b.dims(z)) != 1 || (t != memory::data_type::u8 && t != memory::data_type::s8))
+      n.fail("a_zero_point must be one uint8 or int8 value");
+    signed_zero = t == memory::data_type::s8;
+    out.zero_point = b.new_value(memory::desc({1}, memory::data_type::s32, memory::format_tag::a), {1});
+    args.push_back(z);
+    args.push_back(*out.zero_point);
+  }
+  b.add_host_step(
+      [b_scales, signed_zero](const std::vector<dnnl::memory>& m) {
+        const float a = *static_cast<const float*>(m[0].get_data_handle());
+        auto* scales = static_cast<float*>(m[1].get_data_handle());
+        for (size_t i = 0; i < b_scales.size(); ++i) scales[i] = a * b_scales[i];
+        if (m.size() < 4) return;
+        const void* z = m[2].get_data_handle();
+        *static_cast<int32_t*>(m[3].get_data_handle()) =
+            signed_zero ? *static_cast<const int8_t*>(z) : *static_cast<const uint8_t*>(z);
+      },
+      args, n.label() + " (run-time scales)");
+  return out;
+}
+
 size_t build_int8_matmul(ProgramBuilder& b, const NodeSpec& n, const Int8MatMulInputs& in) {
   using dnnl::memory;
   const ValueId a = b.value_of(n.inputs[in.a]), w = b.value_of(n.inputs[in.b]);
@@ -36,13 +84,23 @@ size_t build_int8_matmul(ProgramBuilder& b, const NodeSpec& n, const Int8MatMulI
   const std::vector<float> b_scales = constant_scales(b, n, in.b_scale);
   if (b_scales.size() != 1 && static_cast<int64_t>(b_scales.size()) != cols)
     n.fail("b_scale must hold 1 or " + std::to_string(cols) + " values");
-  const int32_t a_zero = scalar_zero_point(n, in.a_zero), y_zero = in.y_zero ? scalar_zero_point(n, *in.y_zero) : 0;
+  const int32_t y_zero = in.y_zero ? scalar_zero_point(n, *in.y_zero) : 0;
+  const bool runtime_a = !in.y_scale && (!n.small_constants.count(in.a_scale) ||
+                                         (n.has_input(in.a_zero) && !n.small_constants.count(in.a_zero)));
+  const int32_t a_zero = runtime_a ? 0 : scalar_zero_point(n, in.a_zero);
+  const int scale_mask = b_scales.size() == 1 ? 0 : 1 << 1;
 
   dnnl::primitive_attr attr = b.attr();
-  attr.set_output_scales(b_scales.size() == 1 ? 0 : 1 << 1,
-                         requantize_scales(scalar_scale(n, in.a_scale), b_scales,
-                                           in.y_scale ? scalar_scale(n, *in.y_scale) : 1.f));
-  request_zero_point(attr, DNNL_ARG_SRC, a_zero);
+  std::optional<RuntimeActivationParams> runtime;
+  if (runtime_a) {
+    runtime = runtime_activation_params(b, n, in.a_scale, in.a_zero, b_scales);
+    attr.set_output_scales(scale_mask, {DNNL_RUNTIME_F32_VAL});
+    if (runtime->zero_point) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  } else {
+    attr.set_output_scales(scale_mask, requantize_scales(scalar_scale(n, in.a_scale), b_scales,
+                                                         in.y_scale ? scalar_scale(n, *in.y_scale) : 1.f));
+    request_zero_point(attr, DNNL_ARG_SRC, a_zero);
+  }
   request_zero_point(attr, DNNL_ARG_DST, y_zero);
   std::optional<ValueId> bias;
   const memory::desc bias_desc({1, cols}, memory::data_type::f32, memory::format_tag::ab);
@@ -64,7 +122,12 @@ size_t build_int8_matmul(ProgramBuilder& b, const NodeSpec& n, const Int8MatMulI
   std::vector<std::pair<int, ValueId>> args = {{DNNL_ARG_SRC, b.require(src, pd.src_desc())},
                                                {DNNL_ARG_WEIGHTS, b.require(w, pd.weights_desc())},
                                                {DNNL_ARG_DST, b.alias(out, dst, {rows, cols})}};
-  bind_zero_point(b, args, DNNL_ARG_SRC, a_zero);
+  if (runtime) {
+    args.emplace_back(DNNL_ARG_ATTR_OUTPUT_SCALES, runtime->scales);
+    if (runtime->zero_point) args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, *runtime->zero_point);
+  } else {
+    bind_zero_point(b, args, DNNL_ARG_SRC, a_zero);
+  }
   bind_zero_point(b, args, DNNL_ARG_DST, y_zero);
   if (bias) args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, *bias);
   b.add_step(dnnl::matmul(pd), std::move(args), pd.scratchpad_desc(), n.label());
@@ -81,6 +144,8 @@ size_t build_qlinear_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain&) 
 
 size_t build_matmul_integer_to_float(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   // A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias (float32 output)
+  if (n.input_dtypes[1] != LOOM_DTYPE_INT8 || (n.has_input(5) && !n.zero_constants.count(5)))
+    return build_matmul_integer_to_float_shifted(b, n);
   return build_int8_matmul(b, n, {0, 2, 4, 1, 3, std::nullopt, std::nullopt, 6});
 }
 

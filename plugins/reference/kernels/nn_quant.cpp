@@ -168,7 +168,9 @@ void dynamic_quantize_linear(KernelContext& ctx) {
   }
   // qmin = 0, qmax = 255 (uint8). A degenerate range gets scale 1 like ORT.
   const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
-  const float zp_f = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+  // Clamped min then max, as ORT does: a NaN zero point (an infinite lo over
+  // an infinite scale) becomes 255 instead of an undefined conversion.
+  const float zp_f = std::nearbyint(std::max(0.0f, std::min(255.0f, 0.0f - lo / scale)));
   const uint8_t zp = static_cast<uint8_t>(zp_f);
   uint8_t* y = ctx.output(0, x.shape(), LOOM_DTYPE_UINT8).mutable_data<uint8_t>();
   for (int64_t i = 0; i < n; ++i) y[i] = quantize_round<uint8_t>(px[i] / scale, zp);

@@ -646,6 +646,8 @@ TEST(OnednnMatMulIntegerToFloat, MatchesReference) {
       {{3, 2, 6, 32}, 16, true, false, true, -4},      // rank 4, s8 a
       {{7, 32}, 24, true, true, true, std::nullopt},   // no a zero point
       {{64}, 24, false, true, true, 3},                // 1-D a
+      {{2, 32}, 8, false, true, true, 128, 3},         // weight zero point: the shifted int8 matmul
+      {{3, 40}, 12, true, false, false, -5, -7},       // ... per tensor, s8 a, no bias
   };
   for (size_t i = 0; i < cases.size(); ++i)
     expect_quantized_match(matmul_integer_to_float_model(cases[i]), {{"a", int8_tensor(cases[i].a, cases[i].a_signed, 300 + i)}},
@@ -653,12 +655,10 @@ TEST(OnednnMatMulIntegerToFloat, MatchesReference) {
 }
 
 TEST(OnednnMatMulIntegerToFloat, LeavesUnsupportedCasesToTheReference) {
-  IntToFloatCase zero_b{{2, 32}, 8, false, true, true, 128};
-  zero_b.b_zero = 3;
   IntToFloatCase runtime_b{{2, 32}, 8, false, true, true, 128};
   runtime_b.constant_b = false;
   auto env = environment({"cpu_onednn", "reference"}, FallbackPolicy::kAllow);
-  for (auto [c, reason] : {std::pair{zero_b, "weight zero point"}, std::pair{runtime_b, "constant"}}) {
+  for (auto [c, reason] : {std::pair{runtime_b, "constant"}}) {
     const std::string model = matmul_integer_to_float_model(c);
     auto s = make_session(env, model);
     auto reference = make_session(reference_env(), model);
@@ -678,9 +678,8 @@ TEST(OnednnMatMulIntegerToFloat, LeavesUnsupportedCasesToTheReference) {
 // The fusion end to end: a QDQ classifier head DQ(a) -> Gemm(DQ(W int8
 // [N, K], per row), C) on cpu_onednn becomes MatMulIntegerToFloat with a
 // transposed W (a constant the rewrite adds: the fusion gate must see it as
-// one) and runs there, matching the unfused graph on the reference EP. With
-// a nonzero weight zero point cpu_onednn would not run the fused op, so the
-// fusion gate keeps the float Gemm (on cpu_onednn).
+// one) and runs there, matching the unfused graph on the reference EP, with
+// a nonzero weight zero point too (ops/matmul_integer_shifted.cpp).
 void expect_qdq_gemm_head(int32_t w_zero, bool fused_expected) {
   constexpr int64_t k = 64, n = 10;
   const std::string what = "w_zero " + std::to_string(w_zero);
@@ -727,9 +726,7 @@ void expect_qdq_gemm_head(int32_t w_zero, bool fused_expected) {
 
 TEST(OnednnMatMulIntegerToFloat, QdqGemmHeadIsFusedAndRunsOnOnednn) { expect_qdq_gemm_head(0, true); }
 
-TEST(OnednnMatMulIntegerToFloat, QdqGemmHeadWithAWeightZeroPointStaysFloatOnOnednn) {
-  expect_qdq_gemm_head(5, false);
-}
+TEST(OnednnMatMulIntegerToFloat, QdqGemmHeadWithAWeightZeroPointIsFusedToo) { expect_qdq_gemm_head(5, true); }
 
 }  // namespace
 }  // namespace loom::ep_testing

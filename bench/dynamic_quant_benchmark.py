@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""A quantize_dynamic-style BERT-base-like encoder on Loom (cpu_onednn, and the reference EP alone)
+against ONNX Runtime, side by side. The model is written here with onnx.helper the way ONNX Runtime's
+quantize_dynamic (default options: int8 symmetric weights per tensor, MatMulConstBOnly) writes
+a BERT encoder: every MatMul with a constant weight becomes DynamicQuantizeLinear -> MatMulInteger
+-> Cast -> Mul(., Mul(x_scale, W_scale)), followed by the float model's bias Add; the attention
+MatMuls between activations stay float.
+
+Outputs are compared first (Loom with cpu_onednn, the reference EP, ONNX Runtime: max abs
+difference), then each runtime is timed with `loom bench` / bench/ort_bench.js in alternating
+rounds at 1 and 2 threads; the medians of the rounds' medians and the ratios are printed as a
+Markdown table (with the machine, bench/machine.py), also written to --out when given.
+
+  python3 bench/dynamic_quant_benchmark.py --loom build/bin/loom --ort-dir build/models \\
+      [--layers 4] [--seq 128] [--rounds 3] [--reference-runs 2] [--work DIR] [--out results.md]
+"""
+import argparse, json, os, statistics, subprocess, sys, tempfile
+import numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import machine  # noqa: E402
+
+HIDDEN, HEADS, FFN = 768, 12, 3072
+
+
+class Builder:
+    def __init__(self, seed):
+        self.nodes, self.inits, self.rng, self.n = [], [], np.random.default_rng(seed), 0
+
+    def name(self, hint):
+        self.n += 1
+        return f"{hint}_{self.n}"
+
+    def init(self, hint, array):
+        name = self.name(hint)
+        self.inits.append(numpy_helper.from_array(array, name))
+        return name
+
+    def node(self, op, inputs, hint, outputs=1, **attrs):
+        outs = [self.name(hint) for _ in range(outputs)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=self.name(op), **attrs))
+        return outs[0] if outputs == 1 else outs
+
+    def dynamic_quantize(self, x):
+        """quantize_dynamic quantizes each activation once: (x_q, x_scale, x_zp)."""
+        return self.node("DynamicQuantizeLinear", [x], x + "_quant", outputs=3)
+
+    def linear(self, xq, k, n):
+        """MatMulInteger chain with int8 symmetric per-tensor weights, then the bias Add."""
+        x_q, x_scale, x_zp = xq
+        w = (self.rng.standard_normal([k, n]) * 0.02).astype(np.float32)
+        scale = np.float32(np.abs(w).max() / 127.0)
+        wq = self.init("W_q", np.clip(np.rint(w / scale), -127, 127).astype(np.int8))
+        ws = self.init("W_scale", np.array(scale, dtype=np.float32))
+        wz = self.init("W_zp", np.array(0, dtype=np.int8))
+        acc = self.node("MatMulInteger", [x_q, wq, x_zp, wz], "acc")
+        cast = self.node("Cast", [acc], "acc_float", to=TensorProto.FLOAT)
+        scales = self.node("Mul", [x_scale, ws], "scales")
+        y = self.node("Mul", [cast, scales], "scaled")
+        bias = self.init("bias", (self.rng.standard_normal([n]) * 0.02).astype(np.float32))
+        return self.node("Add", [y, bias], "linear")
+
+    def layer_norm(self, x):
+        g = self.init("gamma", np.ones([HIDDEN], np.float32))
+        b = self.init("beta", np.zeros([HIDDEN], np.float32))
+        return self.node("LayerNormalization", [x, g, b], "ln", axis=-1, epsilon=1e-12)
+
+
+def encoder(path, layers, seq):
+    b = Builder(0)
+    x = "x"
+    d = HIDDEN // HEADS
+    heads_shape = b.init("heads_shape", np.array([1, seq, HEADS, d], np.int64))
+    hidden_shape = b.init("hidden_shape", np.array([1, seq, HIDDEN], np.int64))
+    for _ in range(layers):
+        xq = b.dynamic_quantize(x)
+        q, k, v = (b.node("Reshape", [b.linear(xq, HIDDEN, HIDDEN), heads_shape], "heads") for _ in range(3))
+        q = b.node("Transpose", [q], "q", perm=[0, 2, 1, 3])
+        k = b.node("Transpose", [k], "k", perm=[0, 2, 3, 1])
+        v = b.node("Transpose", [v], "v", perm=[0, 2, 1, 3])
+        scores = b.node("Mul", [b.node("MatMul", [q, k], "qk"), b.init("inv_sqrt_d", np.array(d ** -0.5, np.float32))],
+                        "scores")
+        ctx = b.node("MatMul", [b.node("Softmax", [scores], "probs", axis=-1), v], "ctx")
+        ctx = b.node("Reshape", [b.node("Transpose", [ctx], "ctx_t", perm=[0, 2, 1, 3]), hidden_shape], "ctx_r")
+        attn = b.linear(b.dynamic_quantize(ctx), HIDDEN, HIDDEN)
+        ln1 = b.layer_norm(b.node("Add", [attn, x], "res1"))
+        ff = b.linear(b.dynamic_quantize(ln1), HIDDEN, FFN)
+        erf = b.node("Erf", [b.node("Div", [ff, b.init("sqrt2", np.array(np.sqrt(2), np.float32))], "div")], "erf")
+        gelu = b.node("Mul", [b.node("Mul", [ff, b.node("Add", [erf, b.init("one", np.array(1, np.float32))], "p1")],
+                                     "m"), b.init("half", np.array(0.5, np.float32))], "gelu")
+        ff2 = b.linear(b.dynamic_quantize(gelu), FFN, HIDDEN)
+        x = b.layer_norm(b.node("Add", [ff2, ln1], "res2"))
+    b.nodes.append(helper.make_node("Identity", [x], ["y"], name="output"))
+    g = helper.make_graph(b.nodes, "dynamic_quant_encoder",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, HIDDEN])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, HIDDEN])], b.inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def last_json(cmd):
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{out.stderr.strip()[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def read_pb(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--loom", default="build/bin/loom")
+    ap.add_argument("--ort-dir", default="build/models")
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=10, help="timed runs per round (Loom cpu_onednn and ORT)")
+    ap.add_argument("--reference-runs", type=int, default=2, help="timed runs of the reference EP (slow), one round")
+    ap.add_argument("--work", default=tempfile.mkdtemp(prefix="loom_dq_"))
+    ap.add_argument("--out", help="also write the Markdown report here")
+    a = ap.parse_args()
+    model, x = os.path.join(a.work, "encoder.onnx"), os.path.join(a.work, "x.pb")
+    encoder(model, a.layers, a.seq)
+    with open(x, "wb") as f:
+        f.write(numpy_helper.from_array(np.random.default_rng(1).standard_normal([1, a.seq, HIDDEN]).astype(np.float32),
+                                        "x").SerializeToString())
+    loom_cmd = lambda providers, *rest: [a.loom, *rest, "--model", model, "--input", f"x={x}", "--providers", providers]
+    ort_js = lambda script: ["node", script, "--model", model, "--input", f"x={x}", "--ort-dir", a.ort_dir]
+
+    # Outputs first: every runtime must compute the same encoder.
+    outs = {}
+    for key, providers in (("loom", "cpu_onednn,reference"), ("reference", "reference")):
+        d = os.path.join(a.work, key)
+        subprocess.run(loom_cmd(providers, "run", "--save-outputs", d, "--quiet"), check=True)
+        outs[key] = read_pb(os.path.join(d, "y.pb"))
+    d = os.path.join(a.work, "ort")
+    subprocess.run(ort_js(os.path.join(HERE, "..", "tests", "models", "ort_run.js")) + ["--save-outputs", d],
+                   check=True, capture_output=True)
+    outs["ort"] = read_pb(os.path.join(d, "y.pb"))
+    diff = {f"{p} vs {q}": float(np.abs(outs[p] - outs[q]).max())
+            for p, q in (("loom", "reference"), ("loom", "ort"), ("reference", "ort"))}
+    # Nodes per provider after Loom's passes (`loom partition` prints one "name [op] -> provider: ..." line each).
+    placed = {}
+    for line in subprocess.run([a.loom, "partition", "--model", model, "--providers", "cpu_onednn,reference"],
+                               capture_output=True, text=True).stdout.splitlines():
+        if "] -> " in line:
+            provider = line.split("] -> ", 1)[1].split(":", 1)[0]
+            placed[provider] = placed.get(provider, 0) + 1
+    meter = machine.LoadMeter()
+    meter.start()
+
+    rows = []
+    for threads in (1, 2):
+        t = ["--threads", str(threads)]
+        ref = last_json(loom_cmd("reference", "bench", *t, "--runs", str(a.reference_runs), "--warmup", "1",
+                                 "--json"))["median_ms"]
+        loom, ort = [], []
+        for _ in range(a.rounds):
+            loom.append(last_json(loom_cmd("cpu_onednn,reference", "bench", *t, "--runs", str(a.runs), "--json"))
+                        ["median_ms"])
+            ort.append(last_json(ort_js(os.path.join(HERE, "ort_bench.js")) + [*t, "--runs", str(a.runs)])
+                       ["median_ms"])
+        rows.append((threads, ref, statistics.median(loom), statistics.median(ort)))
+
+    load = meter.stop()
+    m = machine.describe(os.path.join(HERE, ".."))
+    lines = [f"# quantize_dynamic BERT-like encoder on CPU: Loom vs ONNX Runtime", "",
+             f"Model: {a.layers} encoder layers, hidden {HIDDEN}, {HEADS} heads, FFN {FFN}, seq {a.seq}, batch 1; "
+             "int8 symmetric per-tensor weights, written as quantize_dynamic writes them "
+             "(bench/dynamic_quant_benchmark.py).", "",
+             "Machine: " + "; ".join(f"{k} {v}" for k, v in m.items()), "",
+             "Max abs output difference: " + ", ".join(f"{k} {v:.3g}" for k, v in diff.items()), "",
+             "| threads | reference EP ms | Loom cpu_onednn ms | ORT ms | reference / cpu_onednn | Loom / ORT |",
+             "|---|---|---|---|---|---|"]
+    for threads, ref, loom, ort in rows:
+        lines.append(f"| {threads} | {ref:.1f} | {loom:.2f} | {ort:.2f} | {ref / loom:.1f}x | {loom / ort:.2f} |")
+    lines += ["", f"Medians of {a.rounds} alternating rounds of {a.runs} timed runs each (the reference EP: "
+              f"one round of {a.reference_runs}).", "",
+              "Loom's nodes by provider (after its graph passes): " + ", ".join(f"{k} {v}" for k, v in placed.items()),
+              "", "Other work on the machine while timing: " + ", ".join(f"{k} {v}" for k, v in load.items())]
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
