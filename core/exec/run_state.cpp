@@ -287,12 +287,7 @@ void RunState::release_constant(SlotId slot) {
     }
     // This run lets go now (so packing weight after weight never holds them
     // all twice); runs in flight elsewhere let go when they end.
-    RuntimeValue& rv = values_[slot];
-    const LOOM_Value& bound = *rv.value();
-    rv.v = std::move(*plugin_host::tensor_view_value(static_cast<DType>(bound.tensor.dtype), bound.tensor.dims, nullptr,
-                                                     bound.tensor.memory));
-    rv.borrowed = nullptr;
-    rv.shared.reset();
+    keep_type_only(values_[slot]);
   }
 
 Expected<ValuePtr> RunState::take_output(SlotId slot) {
@@ -387,7 +382,10 @@ void RunState::release_device_constant(SlotId slot) {
     plan_.released_constants[slot] = {static_cast<DType>(t.dtype), t.dims};
   }
   // This run lets go now; the bytes go when the last run using them ends.
-  RuntimeValue& rv = values_[slot];
+  keep_type_only(values_[slot]);
+}
+
+void RunState::keep_type_only(RuntimeValue& rv) {
   const LOOM_Value& bound = *rv.value();
   rv.v = std::move(*plugin_host::tensor_view_value(static_cast<DType>(bound.tensor.dtype), bound.tensor.dims, nullptr,
                                                    bound.tensor.memory));

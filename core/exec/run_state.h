@@ -178,6 +178,8 @@ class RunState {
   void let_go_of_constants();
   // A device constant's reader packed it: later runs bind it without data.
   void release_device_constant(SlotId slot);
+  // A released constant's value in this run: its dtype, dims and memory, no data.
+  static void keep_type_only(RuntimeValue& rv);
   // Partitions whose EP declined a run's inputs (exec/partition_fallback.h).
   bool no_output_made(const Step& step) const;
   Status run_on_fallback(const Step& step, const Status& declined);
