@@ -66,6 +66,10 @@ void PySessionOptions::apply(Config& config) const {
   if (execution_mode) config.execution_mode = *execution_mode;
   if (log_severity_level) config.log_level = log_level_of_severity(*log_severity_level);
   if (fallback) config.fallback = *fallback;
+  for (const char* key : {"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"}) {
+    auto it = config_entries.find(key);
+    if (it != config_entries.end() && it->second == "0") config.spin_us = 0;
+  }
 }
 
 SessionOptions PySessionOptions::session_options() const {
@@ -144,7 +148,33 @@ void register_session_options(py::module_& m) {
           py::arg("library_path"),
           "Loads this custom-op library (a Loom plugin declaring custom-op domains) into sessions made with "
           "these options.")
-      .def_readonly("custom_op_libraries", &PySessionOptions::custom_op_libraries);
+      .def_readonly("custom_op_libraries", &PySessionOptions::custom_op_libraries)
+      .def_readwrite("enable_mem_pattern", &PySessionOptions::enable_mem_pattern,
+                     "ONNX Runtime's; Loom always plans memory (no effect)")
+      .def_readwrite("enable_cpu_mem_arena", &PySessionOptions::enable_cpu_mem_arena,
+                     "ONNX Runtime's; Loom always uses its arenas (no effect)")
+      .def_readwrite("enable_mem_reuse", &PySessionOptions::enable_mem_reuse,
+                     "ONNX Runtime's; Loom always reuses buffers (no effect)")
+      .def_readwrite("use_deterministic_compute", &PySessionOptions::use_deterministic_compute,
+                     "ONNX Runtime's; Loom's kernels give the same results run after run (no effect)")
+      .def_readwrite("logid", &PySessionOptions::logid, "ONNX Runtime's session log id (no effect)")
+      .def_readwrite("log_verbosity_level", &PySessionOptions::log_verbosity_level,
+                     "ONNX Runtime's verbose-log level (no effect: Loom has one log level)")
+      .def(
+          "add_session_config_entry",
+          [](PySessionOptions& o, const std::string& key, const std::string& value) { o.config_entries[key] = value; },
+          py::arg("config_key"), py::arg("config_value"),
+          "ONNX Runtime's session config entries: session.intra_op.allow_spinning / "
+          "session.inter_op.allow_spinning = '0' stop the inter-op workers' spinning; others are kept")
+      .def(
+          "get_session_config_entry",
+          [](const PySessionOptions& o, const std::string& key) {
+            auto it = o.config_entries.find(key);
+            if (it == o.config_entries.end())
+              throw_status(invalid_argument("SessionOptions does not have configuration with key: " + key));
+            return it->second;
+          },
+          py::arg("config_key"));
 
   py::class_<PyRunOptions>(m, "RunOptions", "Options of one run: a tag, a log level, and terminate.")
       .def(py::init<>())

@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,20 @@ struct PySessionOptions {
   std::string optimized_model_filepath;
   std::vector<std::string> plugin_dirs;           // scanned before the configured ones
   std::vector<std::string> custom_op_libraries;   // register_custom_ops_library
+  // ONNX Runtime's fields that Loom has no use for (its memory planning,
+  // arenas and reuse are always on; its kernels are deterministic): kept so
+  // existing code may set and read them, without effect.
+  bool enable_mem_pattern = true;
+  bool enable_cpu_mem_arena = true;
+  bool enable_mem_reuse = true;
+  bool use_deterministic_compute = false;
+  std::string logid;
+  int log_verbosity_level = 0;
+  // add_session_config_entry: ORT's string keys; "session.intra_op.allow_spinning"
+  // and "session.inter_op.allow_spinning" = "0" stop the inter-op workers'
+  // spinning (config threads.spin_us 0); the others are kept for
+  // get_session_config_entry.
+  std::map<std::string, std::string> config_entries;
 
   // Writes the fields that were set into `config`.
   void apply(Config& config) const;

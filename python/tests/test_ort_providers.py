@@ -91,3 +91,20 @@ def test_modelmeta_reports_the_model_files_fields():
     assert (meta.domain, meta.description, meta.version) == ("ai.example", "adds and rectifies", 7)
     assert meta.graph_description == "the graph"
     assert meta.custom_metadata_map == {"names": "{0: 'cat', 1: 'dog'}", "stride": "32"}
+
+
+def test_session_options_onnxruntime_code_sets():
+    so = loom.SessionOptions()
+    assert so.enable_mem_pattern and so.enable_cpu_mem_arena and so.enable_mem_reuse
+    so.enable_mem_pattern = False
+    so.enable_cpu_mem_arena = False
+    so.use_deterministic_compute = True
+    so.logid = "worker-3"
+    so.log_verbosity_level = 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    so.add_session_config_entry("session.use_env_allocators", "1")
+    assert so.get_session_config_entry("session.use_env_allocators") == "1"
+    with pytest.raises(loom.InvalidArgument, match="session.no_such_key"):
+        so.get_session_config_entry("session.no_such_key")
+    assert (so.enable_mem_pattern, so.logid, so.log_verbosity_level) == (False, "worker-3", 1)
+    run_add_relu(loom.InferenceSession(add_relu_model(), so, providers=["CPUExecutionProvider"]))
