@@ -12,6 +12,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "exec/subgraph_plan.h"
 #include "ir/graph.h"
@@ -48,5 +50,16 @@ class PartitionFallback {
   std::shared_ptr<const SubgraphPlan> plan_;
   Status why_;
 };
+
+// The partition of `nodes` (topological order) of `graph`, reading `inputs`
+// and making `outputs` in the step's order, ready for the fallback: a graph
+// of its own whose inputs are the partition's (constants included). NULL
+// for nodes with subgraphs (planned with the session's providers, not
+// copied here).
+std::shared_ptr<PartitionFallback> make_partition_fallback(const ir::Graph& graph,
+                                                           const std::vector<const ir::Node*>& nodes,
+                                                           const std::vector<std::string>& inputs,
+                                                           const std::vector<std::string>& outputs,
+                                                           FallbackPlanner planner);
 
 }  // namespace loom::exec

@@ -7,13 +7,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "onnx/op_schemas.h"
-#include "plugin_host/plugin_calls.h"
-
+#include "exec/kernel_step_rules.h"
 #include "exec/plan_synchronization.h"
 #include "exec/subgraph_plan.h"
 #include "memory/memory_planner.h"
 #include "plugin_host/abi_objects.h"
+#include "plugin_host/plugin_calls.h"
 #include "profile/profiler.h"
 
 namespace loom::exec {
@@ -24,43 +23,6 @@ using plugin_host::EpInstance;
 // The most bytes the static plan sizes in all: more than any host's memory,
 // so a plan past it comes from declared shapes no run will make.
 constexpr int64_t kMaxPlannedBytes = int64_t{1} << 40;
-
-// Per input (or output) of `def`, whether its kernel reads (writes) it on the
-// host (LOOM_KernelDef.host_inputs / host_outputs); empty when none is.
-std::vector<bool> on_host(const LOOM_KernelDef* def, bool outputs, size_t count) {
-  if (def == nullptr || !LOOM_HAS_FIELD(def, LOOM_KernelDef, host_output_count)) return {};
-  const int32_t* list = outputs ? def->host_outputs : def->host_inputs;
-  const uint64_t n = outputs ? def->host_output_count : def->host_input_count;
-  if (list == nullptr || n == 0) return {};
-  std::vector<bool> flags(count, false);
-  for (uint64_t k = 0; k < n; ++k)
-    if (list[k] >= 0 && static_cast<size_t>(list[k]) < count) flags[static_cast<size_t>(list[k])] = true;
-  return flags;
-}
-
-// Output element types as the op's ONNX schema determines them.
-std::vector<Step::OutputTypeRule> output_type_rules(const ir::Graph& g, const ir::Node& n) {
-  std::vector<Step::OutputTypeRule> rules(n.outputs.size());
-  const ::onnx::OpSchema* schema = onnxio::schema_of(g, n);
-  if (schema == nullptr || schema->outputs().empty()) return rules;
-  const auto& formal_in = schema->inputs();
-  const auto& formal_out = schema->outputs();
-  for (size_t i = 0; i < rules.size(); ++i) {
-    const std::string& param = formal_out[std::min(i, formal_out.size() - 1)].GetTypeStr();
-    const DType direct = onnxio::dtype_from_onnx_type_string(param);
-    if (direct != DType::kUndefined) {
-      rules[i].dtype = static_cast<int32_t>(direct);
-      continue;
-    }
-    for (const auto& c : schema->typeConstraintParams())
-      if (c.type_param_str == param && c.allowed_type_strs.size() == 1)
-        rules[i].dtype = static_cast<int32_t>(onnxio::dtype_from_onnx_type_string(c.allowed_type_strs[0]));
-    if (rules[i].dtype != LOOM_DTYPE_UNDEFINED) continue;
-    for (size_t k = 0; k < formal_in.size() && rules[i].same_as_input < 0; ++k)
-      if (formal_in[k].GetTypeStr() == param) rules[i].same_as_input = static_cast<int>(k);
-  }
-  return rules;
-}
 
 class PlanBuilder {
  public:
@@ -317,32 +279,6 @@ class PlanBuilder {
     return Status::ok();
   }
 
-  // The partition's nodes as a graph of their own for the fallback provider:
-  // its inputs (constants included) and outputs are the partition's, in the
-  // step's order. NULL for nodes with subgraphs (planned with the session's
-  // providers, not copied here).
-  std::shared_ptr<PartitionFallback> fallback_for(const std::vector<const ir::Node*>& nodes,
-                                                  const std::vector<std::string>& inputs,
-                                                  const std::vector<std::string>& outputs) const {
-    auto g = std::make_shared<ir::Graph>();
-    g->name = graph_.name + " partition at " + nodes.front()->label();
-    g->opsets = graph_.opsets;
-    g->op_schemas = graph_.op_schemas;
-    g->inputs = inputs;
-    g->outputs = outputs;
-    for (const ir::Node* n : nodes) {
-      for (const ir::Attribute& a : n->attributes)
-        if (a.graph || !a.graphs.empty()) return nullptr;
-      ir::Node copy = *n;
-      for (const std::string& v : n->inputs)
-        if (const ir::ValueType* t = graph_.type_of(v)) g->value_types[v] = *t;
-      for (const std::string& v : n->outputs)
-        if (const ir::ValueType* t = graph_.type_of(v)) g->value_types[v] = *t;
-      g->add_node(std::move(copy));
-    }
-    return std::make_shared<PartitionFallback>(std::move(g), options_.plan_fallback);
-  }
-
   Status compile_group(const partition::Group& g, EpInstance& ep, size_t m, Step& step,
                        std::vector<std::string>& outputs) {
     // Work in the group's size and its outputs' readers, not the graph's: a
@@ -385,7 +321,8 @@ class PlanBuilder {
       LOOM_ASSIGN_OR_RETURN(SlotId s, input_slot(in, m, step.label));
       step.inputs.push_back(s);
     }
-    if (options_.plan_fallback && ep.uses_host_memory()) step.fallback = fallback_for(nodes, inputs, outputs);
+    if (options_.plan_fallback && ep.uses_host_memory())
+      step.fallback = make_partition_fallback(graph_, nodes, inputs, outputs, options_.plan_fallback);
     auto view = plugin_host::make_graph_view(graph_, nodes, inputs, outputs);
     const auto start = profile::Clock::now();
     auto partition = ep.compile(view.get());

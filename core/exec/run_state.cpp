@@ -265,31 +265,6 @@ Status RunState::set(SlotId slot, RuntimeValue& rv, std::unique_ptr<LOOM_Value> 
     return Status::ok();
   }
 
-void RunState::release_constant(SlotId slot) {
-    if (slot == kNoSlot) return;
-    const Slot& s = plan_.slots[slot];
-    // The session's device copy of an initializer, read by this step alone.
-    if (s.kind == SlotKind::kIntermediate && s.readers == 1 && s.produced_at >= 0 &&
-        plan_.steps[static_cast<size_t>(s.produced_at)].constant_copy && resources_.constants != nullptr)
-      return release_device_constant(slot);
-    if (s.kind != SlotKind::kConstant || s.readers != 1 || s.constant == nullptr) return;
-    for (const auto& [name, in] : plan_.inputs)
-      if (in == slot) return;
-    {
-      std::lock_guard<std::mutex> lock(plan_.constants_mutex);
-      if (plan_.released_constants.count(slot)) return;
-      plan_.released_constants[slot] = {s.constant->dtype(), s.constant->dims()};
-      // The session's graph owns the initializer (the plan borrows it): an
-      // empty Tensor there frees the bytes once runs let go of them. The
-      // next run binds a value without data.
-      const_cast<Tensor&>(*s.constant) = Tensor();
-      if (static_cast<size_t>(slot) < plan_.constant_values.size()) plan_.constant_values[slot].reset();
-    }
-    // This run lets go now (so packing weight after weight never holds them
-    // all twice); runs in flight elsewhere let go when they end.
-    keep_type_only(values_[slot]);
-  }
-
 Expected<ValuePtr> RunState::take_output(SlotId slot) {
     RuntimeValue& rv = values_[slot];
     if (!rv.ready) return fail("output '" + plan_.slots[slot].name + "' was not produced");
@@ -302,112 +277,6 @@ Expected<ValuePtr> RunState::take_output(SlotId slot) {
     return plugin_host::clone_value(v);
   }
 
-namespace {
-// Where a tensor lives; a tensor that names no memory is in host memory.
-const LOOM_MemoryInfo& memory_of(const LOOM_Tensor& t) {
-  return t.memory != nullptr ? *t.memory : plugin_host::host_memory();
-}
-}  // namespace
-
-// The session's device copy of an initializer (made by the first run,
-// synchronously, so that every later run on any stream finds it complete),
-// after which the host's copy is released where the copy was its only reader.
-Status RunState::copy_constant_once(const Step& step, StepTiming* timing) {
-  DeviceConstants& constants = *resources_.constants;
-  const SlotId out = step.outputs[0];
-  std::lock_guard<std::mutex> lock(constants.mutex);
-  auto it = constants.entries.find(out);
-  if (it == constants.entries.end()) {
-    {
-      std::lock_guard<std::mutex> released_lock(plan_.constants_mutex);
-      auto released = plan_.released_constants.find(out);
-      if (released != plan_.released_constants.end()) {
-        // Its reader keeps its own packed copy: dtype and dims only.
-        RuntimeValue& dst = values_[out];
-        dst.v = std::move(*plugin_host::tensor_view_value(released->second.first, released->second.second, nullptr,
-                                                          &plan_.memories[plan_.slots[out].memory].info));
-        dst.ready = true;
-        return Status::ok();
-      }
-    }
-    const LOOM_Value& src = *values_[step.inputs[0]].value();
-    if (src.kind != LOOM_VALUE_TENSOR || (src.tensor.data == nullptr && src.tensor.count > 0))
-      return not_implemented(step.label + ": the initializer's data is not available on the host");
-    const size_t m = plan_.slots[out].memory;
-    const uint64_t bytes = src.tensor.count * dtype_size(static_cast<DType>(src.tensor.dtype));
-    DeviceConstants::Entry e;
-    e.arena = resources_.arenas[m];
-    auto block = e.arena->allocate(static_cast<int64_t>(bytes));
-    if (!block) return block.status().with_context(step.label);
-    e.data = *block;
-    if (bytes > 0) {
-      const auto start = std::chrono::steady_clock::now();
-      // No stream: complete when the call returns.
-      Status st = eps_[step.ep]->copy(memory_of(src.tensor), src.tensor.data, plan_.memories[m].info, e.data, bytes,
-                                      nullptr);
-      if (!st) {
-        e.arena->free(e.data);
-        return st.with_context(step.label + " (provider '" + eps_[step.ep]->name() + "')");
-      }
-      if (timing != nullptr) {
-        timing->kernel_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
-        timing->bytes = bytes;
-      }
-    }
-    e.value = plugin_host::tensor_view_value(static_cast<DType>(src.tensor.dtype), src.tensor.dims, e.data,
-                                             &plan_.memories[m].info);
-    it = constants.entries.emplace(out, std::move(e)).first;
-    // The device holds the session's copy now; the host's bytes go when
-    // nothing else reads them (no second device, no host kernel, no
-    // overriding input), so a device EP's weights are not kept twice.
-    release_constant(step.inputs[0]);
-  }
-  ++it->second.users;
-  constants_used_.push_back(out);
-  RuntimeValue& dst = values_[out];
-  dst.borrowed = it->second.value.get();
-  dst.ready = true;
-  return Status::ok();
-}
-
-void RunState::release_device_constant(SlotId slot) {
-  DeviceConstants& constants = *resources_.constants;
-  {
-    std::lock_guard<std::mutex> lock(constants.mutex);
-    auto it = constants.entries.find(slot);
-    if (it == constants.entries.end() || it->second.released) return;
-    it->second.released = true;
-    const LOOM_Tensor& t = it->second.value->tensor;
-    std::lock_guard<std::mutex> released_lock(plan_.constants_mutex);
-    plan_.released_constants[slot] = {static_cast<DType>(t.dtype), t.dims};
-  }
-  // This run lets go now; the bytes go when the last run using them ends.
-  keep_type_only(values_[slot]);
-}
-
-void RunState::keep_type_only(RuntimeValue& rv) {
-  const LOOM_Value& bound = *rv.value();
-  rv.v = std::move(*plugin_host::tensor_view_value(static_cast<DType>(bound.tensor.dtype), bound.tensor.dims, nullptr,
-                                                   bound.tensor.memory));
-  rv.borrowed = nullptr;
-  rv.shared.reset();
-}
-
-void RunState::let_go_of_constants() {
-  if (constants_used_.empty()) return;
-  DeviceConstants& constants = *resources_.constants;
-  std::lock_guard<std::mutex> lock(constants.mutex);
-  for (SlotId slot : constants_used_) {
-    auto it = constants.entries.find(slot);
-    if (it == constants.entries.end()) continue;
-    if (--it->second.users == 0 && it->second.released) {
-      if (it->second.data != nullptr) it->second.arena->free(it->second.data);
-      constants.entries.erase(it);
-    }
-  }
-  constants_used_.clear();
-}
-
 Status RunState::run_copy(const Step& step, StepTiming* timing) {
   if (step.constant_copy && resources_.constants != nullptr) return copy_constant_once(step, timing);
   const LOOM_Value& src = *values_[step.inputs[0]].value();
@@ -419,7 +288,8 @@ Status RunState::run_copy(const Step& step, StepTiming* timing) {
   const uint64_t bytes = src.tensor.count * dtype_size(static_cast<DType>(src.tensor.dtype));
   if (bytes == 0) return Status::ok();
   const auto start = std::chrono::steady_clock::now();
-  Status st = eps_[step.ep]->copy(memory_of(src.tensor), src.tensor.data, memory_of(dst.v.tensor), dst.v.tensor.data, bytes,
+  Status st = eps_[step.ep]->copy(plugin_host::memory_of(src.tensor), src.tensor.data,
+                                  plugin_host::memory_of(dst.v.tensor), dst.v.tensor.data, bytes,
                                   resources_.streams[step.stream]);
   if (timing != nullptr) {
     timing->kernel_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();

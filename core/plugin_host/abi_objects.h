@@ -106,6 +106,8 @@ namespace loom::plugin_host {
 const LOOM_MemoryInfo& host_memory();
 bool same_memory(const LOOM_MemoryInfo& a, const LOOM_MemoryInfo& b);
 std::string memory_name(const LOOM_MemoryInfo& m);
+// Where a tensor lives; a tensor that names no memory is in host memory.
+inline const LOOM_MemoryInfo& memory_of(const LOOM_Tensor& t) { return t.memory != nullptr ? *t.memory : host_memory(); }
 
 // Wraps a host tensor's storage (no copy; `t` must outlive the view).
 std::unique_ptr<LOOM_Tensor> view_of(const Tensor& t);
