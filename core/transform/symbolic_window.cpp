@@ -28,7 +28,9 @@ std::optional<int64_t> known_out(int64_t d, int64_t off, int64_t s, bool ceil_mo
   int64_t num = 0, rounded = 0;
   if (!add(d, off, &num) || num < 0) return std::nullopt;
   if (ceil_mode && !add(num, s - 1, &rounded)) return std::nullopt;
-  return (ceil_mode ? rounded / s : num / s) + 1;
+  int64_t out = 0;
+  if (!add(ceil_mode ? rounded / s : num / s, 1, &out)) return std::nullopt;
+  return out;
 }
 
 // The same for a symbol: "x" when the window keeps the size, else a

@@ -172,6 +172,15 @@ std::vector<Case> cases() {
                    testing::add_ints_attr(n, "pads", {kMax, kMax, kMax, kMax});
                  });
                }});
+  // Pads whose sum with the input size is exactly int64 max: the output
+  // size's "+ 1" is the step that overflows.
+  c.push_back({"max pool pads summing to int64 max", "MaxPool", [=](auto& m) {
+                 m.float_initializer("t", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
+                 add_node(m, "MaxPool", {"t"}, [](auto& n) {
+                   testing::add_ints_attr(n, "kernel_shape", {2, 2});
+                   testing::add_ints_attr(n, "pads", {kMax, 0, -1, 0});
+                 });
+               }});
   c.push_back({"average pool kernel 2^62", "AveragePool", [=](auto& m) {
                  m.float_initializer("t", {1, 1, 3, 3}, std::vector<float>(9, 1.f));
                  add_node(m, "AveragePool", {"t"}, [](auto& n) { testing::add_ints_attr(n, "kernel_shape", {k2e62, k2e62}); });
