@@ -19,26 +19,25 @@ std::vector<bool> on_host(const LOOM_KernelDef* def, bool outputs, size_t count)
   return flags;
 }
 
-// Output element types as the op's ONNX schema determines them.
+// Output element types as the op's definition determines them.
 std::vector<Step::OutputTypeRule> output_type_rules(const ir::Graph& g, const ir::Node& n) {
   std::vector<Step::OutputTypeRule> rules(n.outputs.size());
-  const ::onnx::OpSchema* schema = onnxio::schema_of(g, n);
-  if (schema == nullptr || schema->outputs().empty()) return rules;
-  const auto& formal_in = schema->inputs();
-  const auto& formal_out = schema->outputs();
+  const opreg::OpDef* op = onnxio::op_def_of(g, n);
+  if (op == nullptr || op->outputs.empty()) return rules;
   for (size_t i = 0; i < rules.size(); ++i) {
-    const std::string& param = formal_out[std::min(i, formal_out.size() - 1)].GetTypeStr();
-    const DType direct = onnxio::dtype_from_onnx_type_string(param);
+    const opreg::FormalDef* out = op->output_formal(i);
+    if (out == nullptr) continue;
+    const std::string& param = out->type_str;
+    const DType direct = opreg::dtype_from_type_string(param);
     if (direct != DType::kUndefined) {
       rules[i].dtype = static_cast<int32_t>(direct);
       continue;
     }
-    for (const auto& c : schema->typeConstraintParams())
-      if (c.type_param_str == param && c.allowed_type_strs.size() == 1)
-        rules[i].dtype = static_cast<int32_t>(onnxio::dtype_from_onnx_type_string(c.allowed_type_strs[0]));
+    if (const opreg::TypeConstraintDef* c = op->constraint(param); c != nullptr && c->allowed.size() == 1)
+      rules[i].dtype = static_cast<int32_t>(opreg::dtype_from_type_string(c->allowed[0]));
     if (rules[i].dtype != LOOM_DTYPE_UNDEFINED) continue;
-    for (size_t k = 0; k < formal_in.size() && rules[i].same_as_input < 0; ++k)
-      if (formal_in[k].GetTypeStr() == param) rules[i].same_as_input = static_cast<int>(k);
+    for (size_t k = 0; k < op->inputs.size() && rules[i].same_as_input < 0; ++k)
+      if (op->inputs[k].type_str == param) rules[i].same_as_input = static_cast<int>(k);
   }
   return rules;
 }

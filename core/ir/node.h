@@ -8,6 +8,10 @@
 
 #include "ir/attribute.h"
 
+namespace loom::opreg {
+struct OpDef;
+}
+
 namespace loom::ir {
 
 using NodeId = uint64_t;
@@ -21,6 +25,10 @@ struct Node {
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::vector<Attribute> attributes;
+  // What the op means (opreg/op_def.h), bound at load; NULL for an op no
+  // registry defines and for a node made since. Read it through
+  // onnxio::op_def_of, which also notices a node whose op changed.
+  const opreg::OpDef* op_def = nullptr;
 
   const Attribute* find_attribute(const std::string& attr_name) const {
     for (const Attribute& a : attributes)

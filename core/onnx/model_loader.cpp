@@ -10,9 +10,7 @@
 #include <cstring>
 #include <set>
 #include <unordered_set>
-#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <filesystem>
 #include <functional>
@@ -28,7 +26,8 @@
 #include "onnx/model_census.h"
 #include "onnx/proto_structure.h"
 #include "onnx/tensor_proto.h"
-#include "opreg/op_registry.h"
+#include "onnx/op_schemas.h"
+#include "opreg/op_def.h"
 
 namespace loom::onnxio {
 namespace {
@@ -281,9 +280,7 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   if (opsets.empty()) opsets[""] = 1;  // IR < 3 models have no opset imports
   // Before ONNX's inference, which assumes every read value is defined.
   if (Status st = check_value_definitions(model.graph(), kMaxSubgraphDepth); !st) return st.with_context(source);
-  const ::onnx::ISchemaRegistry* registry =
-      options.schemas ? static_cast<const ::onnx::ISchemaRegistry*>(options.schemas.get()) : &opreg::op_registry();
-  if (Status st = verify_onnx_nodes(model.graph(), *registry, opsets); !st) return st.with_context(source);
+  if (Status st = verify_onnx_nodes(model.graph(), options.schemas.get(), opsets); !st) return st.with_context(source);
   // The main graph's declared shapes, before inference adds its own.
   std::vector<std::string> declared;
   for (const auto* list : {&model.graph().output(), &model.graph().value_info()})
@@ -298,6 +295,7 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   GraphConverter converter(model_dir, opsets, options, file_bytes);
   auto graph = converter.convert(*model.mutable_graph(), nullptr, 0);
   if (!graph) return graph.status().with_context(source);
+  bind_op_defs(**graph);
   for (const std::string& name : declared) {
     auto t = (*graph)->value_types.find(name);
     if (t != (*graph)->value_types.end() && t->second.has_shape) t->second.declared = true;
@@ -426,7 +424,7 @@ bool is_onnx_domain(const std::string& domain) {
 }
 
 bool is_known_onnx_op(const std::string& op_type, const std::string& domain, int64_t opset) {
-  if (opreg::find_schema(op_type, opset, domain) != nullptr) return true;
+  if (opreg::find_op_def(op_type, opset, domain) != nullptr) return true;
   // ONNX Runtime's contrib ops that live in the default domain: its
   // transformer optimizer emits LayerNormalization in models older than
   // opset 17 (where ONNX added it) and SimplifiedLayerNormalization (RMS

@@ -11,23 +11,14 @@
 #include "onnx/tensor_proto.h"
 #include "opreg/op_registry.h"
 
+#include <onnx/defs/schema.h>
+
 namespace loom::onnxio {
 namespace {
 
 // Constant inputs at most this big are given to a custom op's shape
 // inference as data (shape-like inputs); larger ones by type only.
 constexpr size_t kInferenceConstantBytes = 1 << 20;
-
-const std::map<DType, std::string>& type_strings() {
-  static const std::map<DType, std::string> kTypes = {
-      {DType::kFloat, "tensor(float)"},     {DType::kDouble, "tensor(double)"},   {DType::kFloat16, "tensor(float16)"},
-      {DType::kBFloat16, "tensor(bfloat16)"}, {DType::kInt8, "tensor(int8)"},    {DType::kInt16, "tensor(int16)"},
-      {DType::kInt32, "tensor(int32)"},     {DType::kInt64, "tensor(int64)"},     {DType::kUint8, "tensor(uint8)"},
-      {DType::kUint16, "tensor(uint16)"},   {DType::kUint32, "tensor(uint32)"},   {DType::kUint64, "tensor(uint64)"},
-      {DType::kBool, "tensor(bool)"},       {DType::kString, "tensor(string)"},   {DType::kComplex64, "tensor(complex64)"},
-      {DType::kComplex128, "tensor(complex128)"}};
-  return kTypes;
-}
 
 // One-node graph standing for the node ONNX's inference is looking at:
 // synthetic value names, the inputs' types and small constant data, and the
@@ -139,37 +130,50 @@ void add_formals(::onnx::OpSchema& s, const CustomOpSchema& op, bool inputs) {
 
 }  // namespace
 
-std::string onnx_type_string(DType dtype) {
-  auto it = type_strings().find(dtype);
-  return it == type_strings().end() ? std::string() : it->second;
-}
+struct OpSchemas::Entry {
+  std::unique_ptr<CustomOpSchema> op;
+  std::unique_ptr<::onnx::OpSchema> onnx;
+  std::unique_ptr<opreg::OpDef> def;
+};
 
-DType dtype_from_onnx_type_string(const std::string& s) {
-  for (const auto& [d, name] : type_strings())
-    if (name == s) return d;
-  return DType::kUndefined;
-}
+// The custom ops as ONNX schemas in front of the op registry's, for ONNX's
+// shape inference.
+class OpSchemas::OnnxView final : public ::onnx::ISchemaRegistry {
+ public:
+  explicit OnnxView(const OpSchemas& owner) : owner_(owner) {}
+  const ::onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version,
+                                    const std::string& domain) const override {
+    if (const Entry* e = owner_.entry(key, max_inclusive_version, domain)) return e->onnx.get();
+    return opreg::find_schema(key, max_inclusive_version, domain);
+  }
 
-OpSchemas::OpSchemas() : server_(std::make_unique<InferenceServer>(this)) {}
+ private:
+  const OpSchemas& owner_;
+};
+
+OpSchemas::OpSchemas()
+    : onnx_view_(std::make_unique<OnnxView>(*this)), server_(std::make_unique<InferenceServer>(onnx_view_.get())) {}
 OpSchemas::~OpSchemas() = default;
+
+const ::onnx::ISchemaRegistry& OpSchemas::onnx_registry() const { return *onnx_view_; }
 
 InferenceServer& OpSchemas::inference_server() const { return *server_; }
 
 Status OpSchemas::add(CustomOpSchema op) {
   const std::string what = "custom op " + op.qualified_name() + " (since " + std::to_string(op.since_version) + ")";
   auto& versions = ops_[{op.domain, op.op_type}];
-  for (const Entry& e : versions)
-    if (e.op->since_version == op.since_version) return invalid_argument(what + " is declared twice");
-  Entry e;
-  e.op = std::make_unique<CustomOpSchema>(std::move(op));
-  const CustomOpSchema& c = *e.op;
+  for (const auto& e : versions)
+    if (e->op->since_version == op.since_version) return invalid_argument(what + " is declared twice");
+  auto e = std::make_unique<Entry>();
+  e->op = std::make_unique<CustomOpSchema>(std::move(op));
+  const CustomOpSchema& c = *e->op;
   try {
     auto s = std::make_unique<::onnx::OpSchema>(c.op_type, c.library, 0);
     s->SetDomain(c.domain).SinceVersion(c.since_version);
     for (const auto& [param, dtypes] : c.type_constraints) {
       std::vector<std::string> allowed;
       for (int32_t d : dtypes) {
-        const std::string t = onnx_type_string(static_cast<DType>(d));
+        const std::string t = opreg::tensor_type_string(static_cast<DType>(d));
         if (t.empty()) return invalid_argument(what + ": type parameter " + param + " allows unknown dtype " + std::to_string(d));
         allowed.push_back(t);
       }
@@ -183,16 +187,20 @@ Status OpSchemas::add(CustomOpSchema op) {
     } else {
       s->AllowUncheckedAttributes();
     }
-    const CustomOpSchema* raw = e.op.get();
+    const CustomOpSchema* raw = e->op.get();
     s->TypeAndShapeInferenceFunction([raw](::onnx::InferenceContext& ctx) { infer_custom_op(*raw, ctx); });
     s->Finalize();
-    e.onnx = std::move(s);
+    e->def = std::make_unique<opreg::OpDef>(opreg::op_def_from_schema(*s, opreg::OpSource::kPlugin));
+    e->def->origin = c.library;
+    e->def->any_attributes = !c.declared;
+    e->onnx = std::move(s);
   } catch (const std::exception& ex) {
     return invalid_argument(what + ": invalid schema: " + ex.what());
   }
   versions.push_back(std::move(e));
-  std::sort(versions.begin(), versions.end(),
-            [](const Entry& a, const Entry& b) { return a.op->since_version < b.op->since_version; });
+  std::sort(versions.begin(), versions.end(), [](const std::unique_ptr<Entry>& a, const std::unique_ptr<Entry>& b) {
+    return a->op->since_version < b->op->since_version;
+  });
   return Status::ok();
 }
 
@@ -200,19 +208,14 @@ const OpSchemas::Entry* OpSchemas::entry(const std::string& op_type, int64_t ops
   auto it = ops_.find({domain == "ai.onnx" ? std::string() : domain, op_type});
   if (it == ops_.end()) return nullptr;
   const Entry* best = nullptr;
-  for (const Entry& e : it->second)
-    if (e.op->since_version <= opset) best = &e;
+  for (const auto& e : it->second)
+    if (e->op->since_version <= opset) best = e.get();
   return best;
 }
 
-const ::onnx::OpSchema* OpSchemas::GetSchema(const std::string& key, const int max_inclusive_version,
-                                             const std::string& domain) const {
-  return find(key, max_inclusive_version, domain);
-}
-
-const ::onnx::OpSchema* OpSchemas::find(const std::string& op_type, int64_t opset, const std::string& domain) const {
-  if (const Entry* e = entry(op_type, opset, domain)) return e->onnx.get();
-  return opreg::find_schema(op_type, opset, domain);
+const opreg::OpDef* OpSchemas::find_def(const std::string& op_type, int64_t opset, const std::string& domain) const {
+  if (const Entry* e = entry(op_type, opset, domain)) return e->def.get();
+  return opreg::find_op_def(op_type, opset, domain);
 }
 
 const CustomOpSchema* OpSchemas::custom_op(const std::string& op_type, int64_t opset, const std::string& domain) const {
@@ -230,16 +233,35 @@ std::string OpSchemas::describe_domain(const std::string& domain) const {
   std::string out;
   for (const auto& [key, versions] : ops_) {
     if (key.first != domain) continue;
-    for (const Entry& e : versions)
+    for (const auto& e : versions)
       out += (out.empty() ? "" : ", ") + key.second +
-             (e.op->since_version > 1 ? "@" + std::to_string(e.op->since_version) : std::string());
+             (e->op->since_version > 1 ? "@" + std::to_string(e->op->since_version) : std::string());
   }
   return out;
 }
 
-const ::onnx::OpSchema* schema_of(const ir::Graph& graph, const ir::Node& node) {
-  if (graph.op_schemas) return graph.op_schemas->find(node.op_type, node.opset, node.domain);
-  return opreg::find_schema(node.op_type, node.opset, node.domain);
+const opreg::OpDef* lookup_op_def(const ir::Graph& graph, const ir::Node& node) {
+  if (graph.op_schemas) return graph.op_schemas->find_def(node.op_type, node.opset, node.domain);
+  return opreg::find_op_def(node.op_type, node.opset, node.domain);
+}
+
+void bind_op_defs(ir::Graph& graph) {
+  for (const auto& node : graph.nodes()) {
+    node->op_def = op_def_of(graph, *node);
+    for (ir::Attribute& a : node->attributes) {
+      if (a.graph) bind_op_defs(*a.graph);
+      for (const auto& g : a.graphs)
+        if (g) bind_op_defs(*g);
+    }
+  }
+}
+
+const opreg::OpDef* op_def_of(const ir::Graph& graph, const ir::Node& node) {
+  const opreg::OpDef* d = node.op_def;
+  // A pass that copies a node and gives the copy another op keeps the
+  // copied binding: it is only taken when it is still the node's op.
+  if (d != nullptr && d->name == node.op_type && d->domain == node.domain && d->since_version <= node.opset) return d;
+  return lookup_op_def(graph, node);
 }
 
 }  // namespace loom::onnxio

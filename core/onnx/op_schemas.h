@@ -1,9 +1,14 @@
-// The op schemas a model is checked and inferred against: ONNX's own plus
-// the custom-op domains that loaded plugins declare. Built once per
-// Environment (read-only afterwards, so sessions share it across threads)
-// and carried by every graph loaded through it (ir::Graph::op_schemas), so
-// shape inference, kernel matching and output typing see custom ops like
-// ONNX ops.
+// The op definitions a model is checked and inferred against: the op
+// registry's (opreg/op_def.h) plus the custom-op domains that loaded
+// plugins declare. Built once per Environment (read-only afterwards, so
+// sessions share it across threads) and carried by every graph loaded
+// through it (ir::Graph::op_schemas), so node checks, shape inference,
+// kernel matching and output typing see custom ops like ONNX ops.
+//
+// Nodes are bound to their definitions once, at load (bind_op_defs);
+// everything after reads ir::Node::op_def through op_def_of. ONNX's schema
+// classes stay behind this header: the inference server reads the custom
+// ops as ONNX schemas through onnx_registry().
 #pragma once
 
 #include <functional>
@@ -12,10 +17,14 @@
 #include <string>
 #include <vector>
 
-#include <onnx/defs/schema.h>
-
 #include "ir/graph.h"
 #include "loom/status.h"
+#include "opreg/op_def.h"
+
+namespace onnx {
+class ISchemaRegistry;
+class OpSchema;
+}  // namespace onnx
 
 namespace loom::onnxio {
 
@@ -52,22 +61,23 @@ struct CustomOpSchema {
 
 class InferenceServer;
 
-class OpSchemas final : public ::onnx::ISchemaRegistry {
+class OpSchemas final {
  public:
   OpSchemas();
-  ~OpSchemas() override;
+  ~OpSchemas();
+  OpSchemas(const OpSchemas&) = delete;
+  OpSchemas& operator=(const OpSchemas&) = delete;
 
   // Adds a custom op; refuses one that ONNX's schema rules reject or that
   // repeats (domain, op, since_version), naming the op.
   Status add(CustomOpSchema op);
 
-  // ISchemaRegistry, for ONNX's shape inference: the custom op of `domain`
-  // with the highest since_version <= max_inclusive_version, else the op
-  // registry's (opreg/op_registry.h).
-  const ::onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version,
-                                    const std::string& domain) const override;
-
-  const ::onnx::OpSchema* find(const std::string& op_type, int64_t opset, const std::string& domain) const;
+  // The definition serving op_type of `domain` at `opset`: the custom op
+  // with the highest since_version <= opset, else the op registry's.
+  const opreg::OpDef* find_def(const std::string& op_type, int64_t opset, const std::string& domain) const;
+  // The same as ONNX schemas, for ONNX's shape inference (the inference
+  // server and the loader's use of it).
+  const ::onnx::ISchemaRegistry& onnx_registry() const;
   // The custom op serving op_type of `domain` at `opset`, or NULL.
   const CustomOpSchema* custom_op(const std::string& op_type, int64_t opset, const std::string& domain) const;
   bool has_custom_domain(const std::string& domain) const;
@@ -80,22 +90,27 @@ class OpSchemas final : public ::onnx::ISchemaRegistry {
   InferenceServer& inference_server() const;
 
  private:
-  struct Entry {
-    std::unique_ptr<CustomOpSchema> op;
-    std::unique_ptr<::onnx::OpSchema> onnx;
-  };
+  struct Entry;
+  class OnnxView;
   const Entry* entry(const std::string& op_type, int64_t opset, const std::string& domain) const;
   // (domain, op_type) -> versions, ascending since_version.
-  std::map<std::pair<std::string, std::string>, std::vector<Entry>> ops_;
+  std::map<std::pair<std::string, std::string>, std::vector<std::unique_ptr<Entry>>> ops_;
+  std::unique_ptr<OnnxView> onnx_view_;
   std::unique_ptr<InferenceServer> server_;
 };
 
-// The schema of `node` as `graph` sees it (its op_schemas, or the op registry's).
-const ::onnx::OpSchema* schema_of(const ir::Graph& graph, const ir::Node& node);
+// The definition `graph` serves `node` at `opset` by: its custom ops', else
+// the op registry's; NULL when neither knows the op.
+const opreg::OpDef* lookup_op_def(const ir::Graph& graph, const ir::Node& node);
 
-// ONNX's type string ("tensor(float)") for a LOOM_DTYPE_* value, and back
-// (kUndefined / "" when there is none).
-std::string onnx_type_string(DType dtype);
-DType dtype_from_onnx_type_string(const std::string& s);
+// Binds every node of `graph` and of its subgraphs that has no definition
+// yet to its definition (lookup_op_def; ops nobody defines, such as
+// ONNX Runtime's com.microsoft contrib ops, stay unbound). The loader calls
+// it once; passes that add nodes call it for theirs.
+void bind_op_defs(ir::Graph& graph);
+
+// `node`'s definition: the one bound at load, else a lookup (a node a pass
+// made since).
+const opreg::OpDef* op_def_of(const ir::Graph& graph, const ir::Node& node);
 
 }  // namespace loom::onnxio

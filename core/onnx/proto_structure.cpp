@@ -1,7 +1,8 @@
 #include "onnx/proto_structure.h"
 
 #include "onnx/model_loader.h"
-#include "opreg/op_registry.h"
+#include "onnx/node_check.h"
+#include "onnx/op_schemas.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -120,62 +121,44 @@ Status check_graph(const ::onnx::GraphProto& g, std::vector<Scope>& scopes, int 
   return Status::ok();
 }
 
-int64_t last_known_opset(const std::string& domain) {
-  const auto& ranges = ::onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  auto it = ranges.find(domain);
-  return it == ranges.end() ? 0 : it->second.second;
+// An attribute's type as the proto says it, or as its one set field says
+// when the type is left undefined (early exporters did).
+ir::AttrType attribute_type(const ::onnx::AttributeProto& a) {
+  if (a.type() != ::onnx::AttributeProto::UNDEFINED) return static_cast<ir::AttrType>(a.type());
+  if (a.has_f()) return ir::AttrType::kFloat;
+  if (a.has_i()) return ir::AttrType::kInt;
+  if (a.has_s()) return ir::AttrType::kString;
+  if (a.has_t()) return ir::AttrType::kTensor;
+  if (a.has_g()) return ir::AttrType::kGraph;
+  if (a.floats_size() > 0) return ir::AttrType::kFloats;
+  if (a.ints_size() > 0) return ir::AttrType::kInts;
+  if (a.strings_size() > 0) return ir::AttrType::kStrings;
+  if (a.tensors_size() > 0) return ir::AttrType::kTensors;
+  if (a.graphs_size() > 0) return ir::AttrType::kGraphs;
+  return ir::AttrType::kUndefined;
 }
 
-Status check_attributes(const ::onnx::NodeProto& n, int index, const ::onnx::OpSchema& schema) {
-  for (const auto& [name, attr] : schema.attributes()) {
-    const ::onnx::AttributeProto* given = nullptr;
-    for (const auto& a : n.attribute())
-      if (a.name() == name) given = &a;
-    if (given == nullptr && attr.required)
-      return invalid_graph("node " + node_label(n, index) + " lacks required attribute '" + name + "'");
-    if (given != nullptr && given->type() != attr.type)
-      return invalid_graph("node " + node_label(n, index) + ": attribute '" + name + "' has type " +
-                           std::to_string(given->type()) + ", the op's schema says " + std::to_string(attr.type));
-  }
-  return Status::ok();
+NodeSignature signature_of(const ::onnx::NodeProto& n) {
+  NodeSignature s;
+  s.inputs.assign(n.input().begin(), n.input().end());
+  s.outputs.assign(n.output().begin(), n.output().end());
+  for (const auto& a : n.attribute()) s.attributes.emplace_back(a.name(), attribute_type(a));
+  return s;
 }
 
-Status verify_graph(const ::onnx::GraphProto& g, const ::onnx::ISchemaRegistry& schemas,
+Status verify_graph(const ::onnx::GraphProto& g, const OpSchemas* schemas,
                     const std::map<std::string, int64_t>& opsets) {
   for (int i = 0; i < g.node_size(); ++i) {
     const ::onnx::NodeProto& n = g.node(i);
     const std::string domain = n.domain() == "ai.onnx" ? std::string() : n.domain();
     auto version = opsets.find(domain);
-    // Past the last opset ONNX's registry knows (Loom runs newer ones) the
-    // registry's schema is an older version's: only what every later
-    // version kept is checked -- the required inputs and outputs, required
-    // attributes present and attributes of the declared type.
-    // Loom's own schemas (opreg/op_registry.h) are written for the opsets
-    // they serve and checked in full.
-    const ::onnx::OpSchema* schema =
-        is_onnx_domain(domain) && version != opsets.end()
-            ? schemas.GetSchema(n.op_type(), static_cast<int>(std::min<int64_t>(version->second, INT32_MAX)), domain)
-            : nullptr;
-    if (is_onnx_domain(domain) && version != opsets.end() && version->second > last_known_opset(domain) &&
-        !opreg::is_loom_schema(schema)) {
-      if (schema != nullptr) {
-        // Later versions add optional inputs and outputs, never drop the
-        // required ones: Loom's kernels and passes rely on those.
-        if (n.input_size() < schema->min_input() || n.output_size() < schema->min_output())
-          return invalid_graph("node " + node_label(n, i) + " has " + std::to_string(n.input_size()) + " input(s) and " +
-                               std::to_string(n.output_size()) + " output(s); " + n.op_type() + " takes at least " +
-                               std::to_string(schema->min_input()) + " and " + std::to_string(schema->min_output()));
-        LOOM_RETURN_IF_ERROR(check_attributes(n, i, *schema));
-      }
-    } else if (is_onnx_domain(domain) && version != opsets.end()) {
-      if (schema != nullptr) {
-        try {
-          schema->Verify(n);
-        } catch (const std::exception& e) {
+    if (is_onnx_domain(domain) && version != opsets.end()) {
+      const opreg::OpDef* def = schemas != nullptr ? schemas->find_def(n.op_type(), version->second, domain)
+                                                   : opreg::find_op_def(n.op_type(), version->second, domain);
+      if (def != nullptr)
+        if (Status st = check_node_signature(signature_of(n), *def, check_depth(*def, version->second)); !st)
           return invalid_graph("node " + node_label(n, i) + " does not match its op's schema at opset " +
-                               std::to_string(version->second) + ": " + e.what());
-        }
-      }
+                               std::to_string(version->second) + ": " + st.message());
     }
     for (const ::onnx::GraphProto* sub : subgraphs_of(n)) LOOM_RETURN_IF_ERROR(verify_graph(*sub, schemas, opsets));
   }
@@ -184,7 +167,7 @@ Status verify_graph(const ::onnx::GraphProto& g, const ::onnx::ISchemaRegistry& 
 
 }  // namespace
 
-Status verify_onnx_nodes(const ::onnx::GraphProto& graph, const ::onnx::ISchemaRegistry& schemas,
+Status verify_onnx_nodes(const ::onnx::GraphProto& graph, const OpSchemas* schemas,
                          const std::map<std::string, int64_t>& opsets) {
   return verify_graph(graph, schemas, opsets);
 }

@@ -6,7 +6,6 @@
 // (isolated_inference.h).
 #pragma once
 
-#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <map>
@@ -22,15 +21,17 @@ namespace loom::onnxio {
 // node's outputs, in the types the model declares for them.
 Status check_value_definitions(const ::onnx::GraphProto& graph, int max_depth);
 
-// Every node of an ONNX domain whose op `schemas` knows at the model's
-// opset (`opsets`: domain -> version, "" for ONNX) passes the op schema's
-// own verification (ONNX's checker: input/output counts, required,
-// unknown and mistyped attributes). At opsets newer than ONNX's registry
-// knows, only what later versions keep is checked against the latest
-// schema: the minimum input and output counts and the required and typed
-// attributes.
-// Nodes of custom-op domains are left to the custom-op checks.
-Status verify_onnx_nodes(const ::onnx::GraphProto& graph, const ::onnx::ISchemaRegistry& schemas,
+class OpSchemas;
+
+// Every node of an ONNX domain whose op the registry (with `schemas`' custom
+// ops, when not NULL) defines at the model's opset (`opsets`: domain ->
+// version, "" for ONNX) matches its definition (node_check.h: input and
+// output counts, omitted single values, required, unknown and mistyped
+// attributes; at opsets past Debian's ONNX library, where an op Loom's
+// table does not define is served by its last library version, only what
+// later versions keep). Nodes of custom-op domains are left to the
+// custom-op checks.
+Status verify_onnx_nodes(const ::onnx::GraphProto& graph, const OpSchemas* schemas,
                          const std::map<std::string, int64_t>& opsets);
 
 }  // namespace loom::onnxio

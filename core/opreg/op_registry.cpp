@@ -53,6 +53,12 @@ class Table {
     return best;
   }
 
+  std::vector<const ::onnx::OpSchema*> all() const {
+    std::vector<const ::onnx::OpSchema*> out;
+    for (const auto& o : owned_) out.push_back(o.get());
+    return out;
+  }
+
   bool owns(const ::onnx::OpSchema* s) const {
     for (const auto& o : owned_)
       if (o.get() == s) return true;
@@ -80,6 +86,8 @@ const ::onnx::OpSchema* find_schema(const std::string& op_type, int64_t opset, c
   if (onnx == nullptr) return loom;
   return loom->SinceVersion() >= onnx->SinceVersion() ? loom : onnx;
 }
+
+std::vector<const ::onnx::OpSchema*> loom_schemas() { return table().all(); }
 
 bool is_loom_schema(const ::onnx::OpSchema* schema) { return schema != nullptr && table().owns(schema); }
 

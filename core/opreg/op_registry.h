@@ -19,6 +19,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "opreg/op_def.h"
 
 namespace loom::opreg {
 
@@ -40,5 +43,12 @@ const ::onnx::OpSchema* find_schema(const std::string& op_type, int64_t opset, c
 // True for a schema from Loom's own table (full schema checks apply to it
 // at every opset it serves; see proto_structure.cpp).
 bool is_loom_schema(const ::onnx::OpSchema* schema);
+
+// Every schema of Loom's table, all versions.
+std::vector<const ::onnx::OpSchema*> loom_schemas();
+
+// Loom's form of an ONNX schema (plugin custom ops, which the registry's
+// users declare as ONNX schemas for the inference server, come this way).
+OpDef op_def_from_schema(const ::onnx::OpSchema& schema, OpSource source);
 
 }  // namespace loom::opreg

@@ -49,19 +49,18 @@ bool float_types_match(const LOOM_KernelDef& def, const ir::Graph& graph, const 
 // constraint's type parameter. Unknown dtypes pass (decided at run time).
 bool types_match(const LOOM_KernelDef& def, const ir::Graph& graph, const ir::Node& node, std::string* why_not) {
   if (def.constraint_count == 0) return true;
-  const ::onnx::OpSchema* schema = onnxio::schema_of(graph, node);
-  if (schema == nullptr) return float_types_match(def, graph, node, why_not);
-  auto check = [&](const std::vector<::onnx::OpSchema::FormalParameter>& formals,
-                   const std::vector<std::string>& values) {
+  const opreg::OpDef* op = onnxio::op_def_of(graph, node);
+  if (op == nullptr) return float_types_match(def, graph, node, why_not);
+  auto check = [&](bool outputs, const std::vector<std::string>& values) {
     for (size_t i = 0; i < values.size(); ++i) {
-      if (values[i].empty() || formals.empty()) continue;
-      const auto& f = formals[std::min(i, formals.size() - 1)];  // variadic tail repeats
+      const opreg::FormalDef* f = outputs ? op->output_formal(i) : op->input_formal(i);
+      if (values[i].empty() || f == nullptr) continue;
       const ir::ValueType* t = graph.type_of(values[i]);
       if (t == nullptr || t->dtype == DType::kUndefined) continue;
       for (uint64_t c = 0; c < def.constraint_count; ++c) {
         if (def.constraints == nullptr || def.constraints[c] == nullptr) continue;
         const LOOM_TypeConstraint& tc = *def.constraints[c];
-        if (sv(tc.param) != f.GetTypeStr()) continue;
+        if (sv(tc.param) != f->type_str) continue;
         const int32_t d = static_cast<int32_t>(t->dtype);
         if (std::find(tc.dtypes, tc.dtypes + tc.dtype_count, d) == tc.dtypes + tc.dtype_count) {
           *why_not = "no kernel for " + sv(tc.param) + "=" + dtype_name(t->dtype);
@@ -71,7 +70,7 @@ bool types_match(const LOOM_KernelDef& def, const ir::Graph& graph, const ir::No
     }
     return true;
   };
-  return check(schema->inputs(), node.inputs) && check(schema->outputs(), node.outputs);
+  return check(false, node.inputs) && check(true, node.outputs);
 }
 
 }  // namespace

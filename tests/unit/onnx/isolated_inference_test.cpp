@@ -242,7 +242,7 @@ TEST(IsolatedInferenceTest, AHangIsKilledAtTheDeadline) {
 // server started while it was open, program or fork, must not keep a copy.
 TEST(IsolatedInferenceTest, TheServerKeepsNoneOfTheParentsFiles) {
   auto custom = misbehaving_schemas();
-  InferenceServer program(nullptr), forked(custom.get());
+  InferenceServer program(nullptr), forked(&custom->onnx_registry());
   ASSERT_EQ(program.launch(), ServerLaunch::kProgram);
   ASSERT_EQ(forked.launch(), ServerLaunch::kFork);
   for (InferenceServer* server : {&program, &forked}) {
