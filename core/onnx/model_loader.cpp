@@ -27,6 +27,7 @@
 #include "onnx/proto_structure.h"
 #include "onnx/tensor_proto.h"
 #include "onnx/op_schemas.h"
+#include "opreg/infer/element_types.h"
 #include "opreg/op_def.h"
 
 namespace loom::onnxio {
@@ -287,15 +288,19 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
     for (const auto& vi : *list)
       if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) declared.push_back(vi.name());
   // ONNX's inference fills value_info; failures only mean less is known.
-  if (InferenceResult r = infer_shapes_isolated(model, options.schemas.get()); r.outcome != InferenceOutcome::kDone)
-    log::logger()->info("{}: ONNX's static shape inference {}; types come from Loom's own inference and the "
-                        "kernels at run time",
-                        source, r.detail);
+  if (options.onnx_inference) {
+    const InferenceResult r = infer_shapes_isolated(model, options.schemas.get());
+    if (r.outcome != InferenceOutcome::kDone)
+      log::logger()->info("{}: ONNX's static shape inference {}; types come from Loom's own inference and the "
+                          "kernels at run time",
+                          source, r.detail);
+  }
 
   GraphConverter converter(model_dir, opsets, options, file_bytes);
   auto graph = converter.convert(*model.mutable_graph(), nullptr, 0);
   if (!graph) return graph.status().with_context(source);
   bind_op_defs(**graph);
+  if (options.loom_inference) opreg::infer_element_types(**graph);
   for (const std::string& name : declared) {
     auto t = (*graph)->value_types.find(name);
     if (t != (*graph)->value_types.end() && t->second.has_shape) t->second.declared = true;

@@ -38,6 +38,11 @@ struct LoadOptions {
   int64_t max_model_bytes = 0;
   int64_t max_nodes = 0;
   int64_t max_tensor_bytes = 0;
+  // Which type inference fills in what the file leaves out: ONNX's (in the
+  // inference server) and the registry's in-process one (opreg/infer/).
+  // Both by default; tests compare one with the other.
+  bool onnx_inference = true;
+  bool loom_inference = true;
 };
 
 Expected<LoadedModel> load_model_file(const std::string& path, const LoadOptions& options = {});
