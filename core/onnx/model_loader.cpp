@@ -23,11 +23,13 @@
 #include "onnx/custom_op_check.h"
 #include "onnx/isolated_inference.h"
 #include "onnx/function_inliner.h"
+#include "onnx/graph_inference.h"
 #include "onnx/model_census.h"
 #include "onnx/proto_structure.h"
 #include "onnx/tensor_proto.h"
 #include "onnx/op_schemas.h"
 #include "opreg/infer/element_types.h"
+#include "opreg/infer/shapes.h"
 #include "opreg/op_def.h"
 
 namespace loom::onnxio {
@@ -267,6 +269,18 @@ class GraphConverter {
   }
 };
 
+// Graphs whose conversion reads ONNX's inferred types: subgraphs (typed
+// only by ONNX's inference) and nodes of custom-op domains (checked
+// against their types).
+bool needs_onnx_types(const ::onnx::GraphProto& g, const LoadOptions& options) {
+  for (const auto& n : g.node()) {
+    if (options.schemas && options.schemas->has_custom_domain(normalise_domain(n.domain()))) return true;
+    for (const auto& a : n.attribute())
+      if (a.has_g() || a.graphs_size() > 0) return true;
+  }
+  return false;
+}
+
 Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string& model_dir, const std::string& source,
                                     const LoadOptions& options, int64_t file_bytes) {
   if (!model.has_graph()) return invalid_argument(source + ": not an ONNX model (no graph)");
@@ -287,8 +301,13 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   for (const auto* list : {&model.graph().output(), &model.graph().value_info()})
     for (const auto& vi : *list)
       if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) declared.push_back(vi.name());
-  // ONNX's inference fills value_info; failures only mean less is known.
-  if (options.onnx_inference) {
+  // ONNX's inference fills value_info before conversion where the graph has
+  // subgraphs or custom ops (the converter reads their types, and checks
+  // custom ops against them); elsewhere the registry's in-process inference
+  // runs first and ONNX's only for what it leaves untyped. Failures of
+  // ONNX's only mean less is known.
+  const bool onnx_first = options.onnx_inference && (!options.loom_inference || needs_onnx_types(model.graph(), options));
+  if (onnx_first) {
     const InferenceResult r = infer_shapes_isolated(model, options.schemas.get());
     if (r.outcome != InferenceOutcome::kDone)
       log::logger()->info("{}: ONNX's static shape inference {}; types come from Loom's own inference and the "
@@ -300,7 +319,15 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   auto graph = converter.convert(*model.mutable_graph(), nullptr, 0);
   if (!graph) return graph.status().with_context(source);
   bind_op_defs(**graph);
-  if (options.loom_inference) opreg::infer_element_types(**graph);
+  if (options.loom_inference) {
+    opreg::infer_element_types(**graph);
+    opreg::infer_shapes(**graph);
+    if (options.onnx_inference && !onnx_first && !opreg::every_output_typed(**graph) &&
+        infer_with_onnx(**graph, source) > 0) {
+      opreg::infer_element_types(**graph);
+      opreg::infer_shapes(**graph);
+    }
+  }
   for (const std::string& name : declared) {
     auto t = (*graph)->value_types.find(name);
     if (t != (*graph)->value_types.end() && t->second.has_shape) t->second.declared = true;

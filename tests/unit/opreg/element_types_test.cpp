@@ -1,10 +1,8 @@
-// The registry's in-process element-type inference (opreg/infer/):
-// each way an output's type is told, what stays unknown, and agreement
-// with ONNX's own inference on every model of the ONNX backend node suites.
+// The registry's in-process element-type inference (opreg/infer/): each
+// way an output's type is told, and what stays unknown (agreement with
+// ONNX's inference on the backend suites: inference_agreement_test.cpp).
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <string>
 
@@ -20,12 +18,6 @@ using ::onnx::TensorProto;
 onnxio::LoadOptions loom_only() {
   onnxio::LoadOptions o;
   o.onnx_inference = false;
-  return o;
-}
-
-onnxio::LoadOptions onnx_only() {
-  onnxio::LoadOptions o;
-  o.loom_inference = false;
   return o;
 }
 
@@ -107,60 +99,6 @@ TEST(ElementTypesTest, WhatCannotBeToldStaysUnknownAndNothingIsOverwritten) {
   EXPECT_EQ(dtype_of(*g, "r"), DType::kUndefined);
   EXPECT_EQ(dtype_of(*g, "eye"), DType::kUndefined);
   EXPECT_EQ(dtype_of(*g, "declared"), DType::kDouble);
-}
-
-// Every value both inferences type gets the same element type from each, on
-// every model of the ONNX backend node suites; and the in-process one types
-// most of what ONNX's does.
-struct Agreement {
-  int models = 0, values_onnx_typed = 0, values_both_typed = 0, contradictions = 0;
-  std::string first_contradiction;
-};
-
-void compare_suite(const std::filesystem::path& dir, Agreement& a) {
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const auto model = entry.path() / "model.onnx";
-    if (!std::filesystem::exists(model)) continue;
-    // The file's own output and value types go, so that only inference
-    // types the values.
-    ::onnx::ModelProto proto;
-    std::ifstream in(model, std::ios::binary);
-    if (!proto.ParseFromIstream(&in)) continue;
-    proto.mutable_graph()->clear_value_info();
-    for (auto& out : *proto.mutable_graph()->mutable_output()) out.clear_type();
-    const std::string bytes = proto.SerializeAsString();
-    auto with_onnx = onnxio::load_model_bytes(bytes, entry.path().string(), "model", onnx_only());
-    auto with_loom = onnxio::load_model_bytes(bytes, entry.path().string(), "model", loom_only());
-    if (!with_onnx.has_value() || !with_loom.has_value()) continue;  // refused models: the conformance suites' business
-    ++a.models;
-    for (const auto& [name, onnx_type] : with_onnx->graph->value_types) {
-      if (onnx_type.kind != ValueKind::kTensor || onnx_type.dtype == DType::kUndefined) continue;
-      if (with_onnx->graph->is_initializer(name) || with_onnx->graph->is_graph_input(name)) continue;
-      ++a.values_onnx_typed;
-      const DType loom = dtype_of(*with_loom->graph, name);
-      if (loom == DType::kUndefined) continue;
-      ++a.values_both_typed;
-      if (loom != onnx_type.dtype && a.contradictions++ == 0)
-        a.first_contradiction = entry.path().filename().string() + ": '" + name + "' is " + dtype_name(loom) +
-                                " in process, " + dtype_name(onnx_type.dtype) + " by ONNX";
-    }
-  }
-}
-
-TEST(ElementTypesTest, AgreesWithOnnxInferenceOnTheBackendNodeSuites) {
-  Agreement a;
-  for (const std::string dir : {std::string("/usr/share/libonnx-testdata/data/node"),
-                                std::string(LOOM_SOURCE_DIR) + "/../shared/onnx-backend-tests/node"})
-    if (std::filesystem::is_directory(dir)) compare_suite(dir, a);
-  if (a.models == 0) GTEST_SKIP() << "no ONNX backend node suite here";
-  EXPECT_EQ(a.contradictions, 0) << a.first_contradiction;
-  const double coverage = a.values_onnx_typed ? double(a.values_both_typed) / a.values_onnx_typed : 1.0;
-  std::printf("%d models: ONNX typed %d values, the in-process inference %d of them (%.1f %%)\n", a.models,
-              a.values_onnx_typed, a.values_both_typed, 100.0 * coverage);
-  // 99.2 % when written (2734 models, 14542 values): what is left is the
-  // training ops' heterogeneous outputs, optionals and a few ops whose
-  // output type an attribute of the newer opsets picks.
-  EXPECT_GE(coverage, 0.99);
 }
 
 }  // namespace

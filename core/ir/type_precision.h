@@ -4,7 +4,7 @@
 
 #include "ir/value_type.h"
 
-namespace loom::transform {
+namespace loom::ir {
 
 // A symbol that names nothing: empty, or one ONNX inference invented
 // ("unk__N") and that no other value shares on purpose.
@@ -40,4 +40,4 @@ inline bool more_precise(const ir::ValueType& now, const ir::ValueType& before) 
   return gained;
 }
 
-}  // namespace loom::transform
+}  // namespace loom::ir

@@ -1,16 +1,24 @@
 // Symbolic shape propagation keeps dim symbols through shape arithmetic,
 // dynamic slices, gathers, broadcasts, MatMul, Transpose and reductions.
-#include "transform/symbolic_shapes.h"
+#include "opreg/infer/shapes.h"
 
 #include <gtest/gtest.h>
 
 #include "common/model_builder.h"
 #include "onnx/model_loader.h"
 
-namespace loom::transform {
+namespace loom::opreg {
 namespace {
 
 constexpr auto kFloat = ::onnx::TensorProto::FLOAT;
+
+// Loaded with ONNX's inference only, so that each test sees what the
+// in-process inference adds.
+onnxio::LoadOptions onnx_only() {
+  onnxio::LoadOptions o;
+  o.loom_inference = false;
+  return o;
+}
 
 std::string dims_of(const ir::Graph& g, const std::string& v) {
   const ir::ValueType* t = g.type_of(v);
@@ -51,10 +59,10 @@ TEST(SymbolicShapesTest, EmbeddingAndHeadSplitKeepTheSequenceSymbol) {
   testing::add_ints_attr(m.node("ReduceMean", {"scores"}, {"m"}), "axes", {-1});
   m.output("m", kFloat, {});
   m.proto().mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
-  auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test");
+  auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test", onnx_only());
   ASSERT_TRUE(loaded.has_value()) << loaded.status().message();
   ir::Graph& g = *loaded->graph;
-  EXPECT_GT(propagate_symbolic_shapes(g), 0);
+  EXPECT_GT(infer_shapes(g), 0);
   EXPECT_EQ(dims_of(g, "positions"), "1,seq");
   EXPECT_EQ(dims_of(g, "pe"), "1,seq,8");
   EXPECT_EQ(dims_of(g, "h"), "1,seq,8");
@@ -63,7 +71,7 @@ TEST(SymbolicShapesTest, EmbeddingAndHeadSplitKeepTheSequenceSymbol) {
   EXPECT_EQ(dims_of(g, "scores"), "1,2,seq,seq");
   EXPECT_EQ(dims_of(g, "m"), "1,2,seq,1");
   // A second run learns nothing new: propagation converges.
-  EXPECT_EQ(propagate_symbolic_shapes(g), 0);
+  EXPECT_EQ(infer_shapes(g), 0);
 }
 
 // A ResNet downsampling block on [N, 8, h, w]: the 3x3 stride-2 pad-1 conv
@@ -98,10 +106,10 @@ TEST(SymbolicShapesTest, WindowedOpsShrinkSymbolsCanonically) {
   testing::add_ints_attr(fixed, "strides", {2, 2});
   for (const char* o : {"s", "c", "p", "u", "f"}) m.output(o, kFloat, {});
   for (int i = 0; i < 5; ++i) m.proto().mutable_graph()->mutable_output(i)->mutable_type()->mutable_tensor_type()->clear_shape();
-  auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test");
+  auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test", onnx_only());
   ASSERT_TRUE(loaded.has_value()) << loaded.status().message();
   ir::Graph& g = *loaded->graph;
-  propagate_symbolic_shapes(g);
+  infer_shapes(g);
   EXPECT_EQ(dims_of(g, "a"), "N,16,((h-1)//2+1),((w-1)//2+1)");
   EXPECT_EQ(dims_of(g, "b"), dims_of(g, "a")) << "both branches shrink h alike";
   EXPECT_EQ(dims_of(g, "s"), dims_of(g, "a"));
@@ -117,12 +125,12 @@ TEST(SymbolicShapesTest, NeverContradictsAKnownDim) {
   m.input("b", kFloat, {-1, 3});
   m.node("Add", {"a", "b"}, {"c"});
   m.output("c", kFloat, {2, 3});
-  auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test");
+  auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test", onnx_only());
   ASSERT_TRUE(loaded.has_value());
   ir::Graph& g = *loaded->graph;
-  propagate_symbolic_shapes(g);
+  infer_shapes(g);
   EXPECT_EQ(dims_of(g, "c"), "2,3");
 }
 
 }  // namespace
-}  // namespace loom::transform
+}  // namespace loom::opreg

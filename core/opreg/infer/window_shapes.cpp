@@ -1,11 +1,13 @@
-#include "transform/symbolic_window.h"
+#include "opreg/infer/window_shapes.h"
 
 #include <string>
 
-#include "transform/type_precision.h"
+#include "ir/type_precision.h"
 
-namespace loom::transform {
+namespace loom::opreg {
 namespace {
+
+using ir::anonymous_symbol;
 
 std::vector<int64_t> ints_attr(const ir::Node& n, const std::string& name) {
   const ir::Attribute* a = n.find_attribute(name);
@@ -110,4 +112,4 @@ std::optional<std::vector<DimInfo>> window_output_shape(const ir::Node& n, const
   return out;
 }
 
-}  // namespace loom::transform
+}  // namespace loom::opreg

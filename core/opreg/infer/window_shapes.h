@@ -1,5 +1,5 @@
 // Output dims of windowed ops (Conv, FusedConv, MaxPool, AveragePool) for
-// symbolic shape propagation (symbolic_shapes.h). A spatial dim named by a
+// the registry's shape inference (shapes.h). A spatial dim named by a
 // real symbol gets a canonical expression of it, so two branches that shrink
 // "height" the same way (a 3x3 stride-2 pad-1 conv and a 1x1 stride-2 conv
 // both give "(height-1)//2+1") carry equal symbols, and a residual Add of
@@ -12,7 +12,7 @@
 
 #include "ir/graph.h"
 
-namespace loom::transform {
+namespace loom::opreg {
 
 // The output shape of `n` from X's shape `x` and, for convolutions, W's
 // shape `w` (channels and kernel); nullopt when an attribute or dim it needs
@@ -21,4 +21,4 @@ namespace loom::transform {
 std::optional<std::vector<DimInfo>> window_output_shape(const ir::Node& n, const std::vector<DimInfo>& x,
                                                         const std::optional<std::vector<DimInfo>>& w);
 
-}  // namespace loom::transform
+}  // namespace loom::opreg

@@ -1,0 +1,147 @@
+#include "opreg/infer/shape_context.h"
+
+#include <algorithm>
+
+#include "ir/type_precision.h"
+
+namespace loom::opreg {
+namespace {
+
+// Int tensors at most this long are tracked as values (shapes, axes).
+constexpr int64_t kMaxTrackedInts = 64;
+
+std::optional<std::vector<int64_t>> small_ints(const Tensor& t) {
+  if ((t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32) || t.element_count() > kMaxTrackedInts ||
+      t.dims().size() > 1)
+    return std::nullopt;
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < t.element_count(); ++i)
+    out.push_back(t.dtype() == DType::kInt64 ? t.data_as<int64_t>()[i] : t.data_as<int32_t>()[i]);
+  return out;
+}
+
+DimInfo broadcast_dim(const DimInfo& a, const DimInfo& b) {
+  if (a.value == 1) return b;
+  if (b.value == 1) return a;
+  if (a.value >= 0) return a;
+  if (b.value >= 0) return b;
+  if (!ir::anonymous_symbol(a.symbol) && (ir::anonymous_symbol(b.symbol) || a.symbol == b.symbol)) return a;
+  if (!ir::anonymous_symbol(b.symbol) && ir::anonymous_symbol(a.symbol)) return b;
+  return unknown_dim();
+}
+
+}  // namespace
+
+ShapeContext::ShapeContext(ir::Graph& graph) : g_(graph) {
+  for (const auto& [name, t] : graph.initializers) {
+    if (graph.is_graph_input(name)) continue;  // a default the caller may replace
+    if (auto ints = small_ints(t)) {
+      Shape v;
+      for (int64_t i : *ints) v.push_back(known_dim(i));
+      values_[name] = std::move(v);
+    }
+  }
+}
+
+const std::string& ShapeContext::input(const ir::Node& n, size_t i) {
+  static const std::string kAbsent;
+  return i < n.inputs.size() ? n.inputs[i] : kAbsent;
+}
+
+std::optional<Shape> ShapeContext::shape(const std::string& v) const {
+  if (v.empty()) return std::nullopt;
+  if (const ir::ValueType* t = g_.type_of(v)) {
+    if (t->kind != ValueKind::kTensor || !t->has_shape) return std::nullopt;
+    return t->dims;
+  }
+  for (const ir::Graph* s = &g_; s != nullptr; s = s->parent)
+    if (auto it = s->initializers.find(v); it != s->initializers.end()) {
+      Shape dims;
+      for (int64_t d : it->second.dims()) dims.push_back(known_dim(d));
+      return dims;
+    }
+  return std::nullopt;
+}
+
+DType ShapeContext::dtype_of(const std::string& v) const {
+  if (v.empty()) return DType::kUndefined;
+  if (const ir::ValueType* t = g_.type_of(v)) return t->kind == ValueKind::kTensor ? t->dtype : DType::kUndefined;
+  for (const ir::Graph* s = &g_; s != nullptr; s = s->parent)
+    if (auto it = s->initializers.find(v); it != s->initializers.end()) return it->second.dtype();
+  return DType::kUndefined;
+}
+
+std::optional<Shape> ShapeContext::value(const std::string& v) const {
+  auto it = values_.find(v);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+void ShapeContext::set_value(const std::string& v, Shape dims) {
+  if (!v.empty() && static_cast<int64_t>(dims.size()) <= kMaxTrackedInts) values_[v] = std::move(dims);
+}
+
+std::optional<std::vector<int64_t>> ShapeContext::const_ints(const std::string& v) const {
+  if (auto it = constants_.find(v); it != constants_.end()) return it->second;
+  auto it = g_.initializers.find(v);
+  if (it == g_.initializers.end() || g_.is_graph_input(v)) return std::nullopt;
+  const Tensor& t = it->second;
+  if (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32) return std::nullopt;
+  const auto n = static_cast<size_t>(t.element_count());
+  if (t.dtype() == DType::kInt64) return std::vector<int64_t>(t.data_as<int64_t>(), t.data_as<int64_t>() + n);
+  return std::vector<int64_t>(t.data_as<int32_t>(), t.data_as<int32_t>() + n);
+}
+
+void ShapeContext::set_constant(const std::string& v, std::vector<int64_t> ints) {
+  if (v.empty() || static_cast<int64_t>(ints.size()) > kMaxTrackedInts) return;
+  Shape dims;
+  for (int64_t i : ints) dims.push_back(known_dim(i));
+  values_[v] = std::move(dims);
+  constants_[v] = std::move(ints);
+}
+
+void ShapeContext::set(const std::string& v, DType dtype, Shape dims) {
+  if (v.empty() || g_.is_initializer(v)) return;
+  for (const DimInfo& d : dims)
+    if (d.value < -1) return;  // a negative size is the model's error, not a shape
+  ir::ValueType now;
+  now.dtype = dtype;
+  now.has_shape = true;
+  now.dims = std::move(dims);
+  auto it = g_.value_types.find(v);
+  if (it == g_.value_types.end()) {
+    g_.value_types[v] = std::move(now);
+    ++gained_;
+    return;
+  }
+  // A known element type the rule could not tell is kept.
+  if (now.dtype == DType::kUndefined && it->second.kind == ValueKind::kTensor) now.dtype = it->second.dtype;
+  if (ir::more_precise(now, it->second)) {
+    it->second = std::move(now);
+    ++gained_;
+  }
+}
+
+int64_t attr_int(const ir::Node& n, const std::string& name, int64_t fallback) {
+  const ir::Attribute* a = n.find_attribute(name);
+  return a != nullptr && a->type == ir::AttrType::kInt ? a->i : fallback;
+}
+
+Shape broadcast(const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const DimInfo da = i + a.size() >= rank ? a[i + a.size() - rank] : known_dim(1);
+    const DimInfo db = i + b.size() >= rank ? b[i + b.size() - rank] : known_dim(1);
+    out[i] = broadcast_dim(da, db);
+  }
+  return out;
+}
+
+std::optional<size_t> normalize_axis(int64_t axis, size_t rank) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) return std::nullopt;
+  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
+}  // namespace loom::opreg

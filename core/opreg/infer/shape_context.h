@@ -1,0 +1,63 @@
+// What a shape rule (shape_rules.h) reads and writes while the registry's
+// in-process shape inference (shapes.h) walks a graph: value types, the
+// values of small int tensors that hold shapes (Shape outputs and what is
+// computed from them, int constants), and a checked way to record a more
+// precise type (ir/type_precision.h: types never become less precise, and
+// nothing the model declared is contradicted).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace loom::opreg {
+
+using Shape = std::vector<DimInfo>;
+
+inline DimInfo known_dim(int64_t v) { return DimInfo{v, ""}; }
+inline DimInfo unknown_dim() { return DimInfo{-1, ""}; }
+
+class ShapeContext {
+ public:
+  explicit ShapeContext(ir::Graph& graph);
+
+  const ir::Graph& graph() const { return g_; }
+  // Input i of n, "" (an absent optional) past its last: nodes of opsets
+  // past the ONNX library's are checked for what later versions keep only.
+  static const std::string& input(const ir::Node& n, size_t i);
+
+  // The value's shape (rank known) and element type, from its recorded type
+  // or its initializer.
+  std::optional<Shape> shape(const std::string& v) const;
+  DType dtype_of(const std::string& v) const;
+  // The dims a shape-holding int tensor holds (symbolic where a dim is).
+  std::optional<Shape> value(const std::string& v) const;
+  void set_value(const std::string& v, Shape dims);
+  // The raw values of a constant int tensor (an initializer or a Constant
+  // node's), which may be negative (axes, -1 in shapes).
+  std::optional<std::vector<int64_t>> const_ints(const std::string& v) const;
+  void set_constant(const std::string& v, std::vector<int64_t> ints);
+
+  // Records `dims` (and `dtype`) for v when more precise than what is known.
+  void set(const std::string& v, DType dtype, Shape dims);
+  int gained() const { return gained_; }
+
+ private:
+  ir::Graph& g_;
+  std::map<std::string, Shape> values_;
+  std::map<std::string, std::vector<int64_t>> constants_;
+  int gained_ = 0;
+};
+
+// Helpers the rules share.
+int64_t attr_int(const ir::Node& n, const std::string& name, int64_t fallback);
+// numpy broadcasting, assuming a valid model (a dim that is not 1 wins).
+Shape broadcast(const Shape& a, const Shape& b);
+// An axis in [-rank, rank) made non-negative; nullopt out of range.
+std::optional<size_t> normalize_axis(int64_t axis, size_t rank);
+
+}  // namespace loom::opreg

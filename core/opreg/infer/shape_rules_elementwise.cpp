@@ -1,0 +1,114 @@
+// Element-wise ops: output 0 has input 0's shape (unary), or the inputs'
+// numpy broadcast (binary and variadic).
+#include "opreg/infer/shape_rules.h"
+
+namespace loom::opreg {
+namespace {
+
+// Output 0 (and the outputs in `also`) get input 0's shape and `dtype`
+// (kUndefined: the type already recorded).
+void same_shape(const ir::Node& n, ShapeContext& c, DType dtype) {
+  auto x = c.shape(ShapeContext::input(n, 0));
+  if (!x) return;
+  c.set(n.outputs[0], dtype, *x);
+}
+
+void unary(const ir::Node& n, ShapeContext& c) { same_shape(n, c, c.dtype_of(ShapeContext::input(n, 0))); }
+
+// Ops whose output type is not the input's: the element-type inference
+// (element_types.h) has recorded it.
+void unary_other_type(const ir::Node& n, ShapeContext& c) { same_shape(n, c, DType::kUndefined); }
+
+// A shape value read through Identity or Cast is the same shape value.
+void pass_value(const ir::Node& n, ShapeContext& c) {
+  if (auto v = c.value(ShapeContext::input(n, 0))) c.set_value(n.outputs[0], *v);
+}
+
+void identity(const ir::Node& n, ShapeContext& c) {
+  unary(n, c);
+  pass_value(n, c);
+}
+
+void cast(const ir::Node& n, ShapeContext& c) {
+  const int64_t to = attr_int(n, "to", 0);
+  same_shape(n, c, to > 0 && to <= kLastDType ? static_cast<DType>(to) : DType::kUndefined);
+  if (to == static_cast<int64_t>(DType::kInt64) || to == static_cast<int64_t>(DType::kInt32)) pass_value(n, c);
+}
+
+void cast_like(const ir::Node& n, ShapeContext& c) { same_shape(n, c, c.dtype_of(ShapeContext::input(n, 1))); }
+
+void boolean(const ir::Node& n, ShapeContext& c) { same_shape(n, c, DType::kBool); }
+
+// Dropout's optional mask has the data's shape too.
+void dropout(const ir::Node& n, ShapeContext& c) {
+  unary(n, c);
+  auto x = c.shape(ShapeContext::input(n, 0));
+  if (x && n.outputs.size() > 1) c.set(n.outputs[1], DType::kBool, *x);
+}
+
+// com.microsoft SkipLayerNormalization: output 3 (input + skip) too.
+void skip_layer_norm(const ir::Node& n, ShapeContext& c) {
+  unary(n, c);
+  auto x = c.shape(ShapeContext::input(n, 0));
+  if (x && n.outputs.size() > 3) c.set(n.outputs[3], c.dtype_of(ShapeContext::input(n, 0)), *x);
+}
+
+std::optional<Shape> broadcast_inputs(const ir::Node& n, const ShapeContext& c, size_t first) {
+  std::optional<Shape> acc;
+  for (size_t i = first; i < n.inputs.size(); ++i) {
+    auto s = c.shape(n.inputs[i]);
+    if (!s) return std::nullopt;
+    acc = acc ? broadcast(*acc, *s) : *s;
+  }
+  return acc;
+}
+
+void broadcasting(const ir::Node& n, ShapeContext& c) {
+  if (auto s = broadcast_inputs(n, c, 0)) c.set(n.outputs[0], c.dtype_of(ShapeContext::input(n, 0)), *s);
+}
+
+void comparison(const ir::Node& n, ShapeContext& c) {
+  if (auto s = broadcast_inputs(n, c, 0)) c.set(n.outputs[0], DType::kBool, *s);
+}
+
+void where(const ir::Node& n, ShapeContext& c) {
+  if (auto s = broadcast_inputs(n, c, 0)) c.set(n.outputs[0], c.dtype_of(ShapeContext::input(n, 1)), *s);
+}
+
+void add_all(ShapeRuleTable& t, std::initializer_list<const char*> ops, ShapeRule rule,
+             std::initializer_list<const char*> domains = {""}) {
+  for (const char* d : domains)
+    for (const char* op : ops) t[{d, op}] = rule;
+}
+
+}  // namespace
+
+void add_elementwise_shape_rules(ShapeRuleTable& t) {
+  add_all(t, {"Relu",     "Erf",        "Sqrt",        "Neg",       "Exp",        "Log",      "Tanh",
+              "Sigmoid",  "Abs",        "Softmax",     "Reciprocal", "Floor",    "Ceil",
+              "LeakyRelu", "Elu",       "Gelu",        "HardSigmoid", "HardSwish", "Clip",    "LogSoftmax",
+              "LayerNormalization", "Not", "Sign",     "Round",     "Acos",       "Acosh",    "Asin",
+              "Asinh",    "Atan",       "Atanh",       "Cos",       "Cosh",       "Sin",      "Sinh",
+              "Tan",      "Softplus",   "Softsign",    "Selu",      "ThresholdedRelu", "Celu", "Mish",
+              "Swish",    "Hardmax",    "Shrink",      "BitwiseNot", "Trilu",     "CumSum",   "CumProd",
+              "InstanceNormalization", "LpNormalization", "MeanVarianceNormalization", "LRN",
+              "BatchNormalization", "GroupNormalization", "RMSNormalization"},
+          unary, {"", "com.microsoft"});
+  add_all(t, {"FastGelu", "BiasGelu", "QuickGelu", "SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization"},
+          unary, {"", "com.microsoft"});
+  add_all(t, {"SkipLayerNormalization"}, skip_layer_norm, {"", "com.microsoft"});
+  add_all(t, {"Identity"}, identity);
+  add_all(t, {"Dropout"}, dropout);
+  add_all(t, {"IsNaN", "IsInf"}, boolean);
+  add_all(t, {"Cast"}, cast);
+  add_all(t, {"CastLike"}, cast_like);
+  add_all(t, {"QuantizeLinear", "DequantizeLinear"}, unary_other_type);
+  add_all(t, {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "PRelu", "Sum", "Mean", "BitShift",
+              "BitwiseAnd", "BitwiseOr", "BitwiseXor"},
+          broadcasting, {"", "com.microsoft"});
+  add_all(t, {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}, comparison,
+          {"", "com.microsoft"});
+  add_all(t, {"Where"}, where, {"", "com.microsoft"});
+}
+
+}  // namespace loom::opreg
