@@ -100,6 +100,20 @@ void ShapeContext::set_constant(const std::string& v, std::vector<int64_t> ints)
   constants_[v] = std::move(ints);
 }
 
+std::optional<std::vector<float>> ShapeContext::const_floats(const std::string& v) const {
+  if (auto it = float_constants_.find(v); it != float_constants_.end()) return it->second;
+  auto it = g_.initializers.find(v);
+  if (it == g_.initializers.end() || g_.is_graph_input(v) || it->second.dtype() != DType::kFloat ||
+      it->second.element_count() > kMaxTrackedInts)
+    return std::nullopt;
+  const float* data = it->second.data_as<float>();
+  return std::vector<float>(data, data + it->second.element_count());
+}
+
+void ShapeContext::set_float_constant(const std::string& v, std::vector<float> floats) {
+  if (!v.empty() && static_cast<int64_t>(floats.size()) <= kMaxTrackedInts) float_constants_[v] = std::move(floats);
+}
+
 void ShapeContext::set(const std::string& v, DType dtype, Shape dims) {
   if (v.empty() || g_.is_initializer(v)) return;
   for (const DimInfo& d : dims)

@@ -41,6 +41,9 @@ class ShapeContext {
   // node's), which may be negative (axes, -1 in shapes).
   std::optional<std::vector<int64_t>> const_ints(const std::string& v) const;
   void set_constant(const std::string& v, std::vector<int64_t> ints);
+  // The same for small float constants (Resize's scales).
+  std::optional<std::vector<float>> const_floats(const std::string& v) const;
+  void set_float_constant(const std::string& v, std::vector<float> floats);
 
   // Records `dims` (and `dtype`) for v when more precise than what is known.
   void set(const std::string& v, DType dtype, Shape dims);
@@ -50,6 +53,7 @@ class ShapeContext {
   ir::Graph& g_;
   std::map<std::string, Shape> values_;
   std::map<std::string, std::vector<int64_t>> constants_;
+  std::map<std::string, std::vector<float>> float_constants_;
   int gained_ = 0;
 };
 

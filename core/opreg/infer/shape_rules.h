@@ -24,7 +24,10 @@ using ShapeRuleTable = std::map<std::pair<std::string, std::string>, ShapeRule>;
 void add_elementwise_shape_rules(ShapeRuleTable& t);  // unary, broadcasting and variadic element-wise ops
 void add_layout_shape_rules(ShapeRuleTable& t);       // Reshape, Transpose, Concat, Slice, Gather, ...
 void add_value_shape_rules(ShapeRuleTable& t);        // Shape, Size, Constant, ConstantOfShape, Range
-void add_nn_shape_rules(ShapeRuleTable& t);           // MatMul, Gemm, reductions, windows, normalizations
+void add_nn_shape_rules(ShapeRuleTable& t);           // MatMul, Gemm, reductions, windows, recurrences
+void add_selection_shape_rules(ShapeRuleTable& t);    // Split, TopK, GatherElements, Scatter*, OneHot
+void add_attention_shape_rules(ShapeRuleTable& t);    // Attention, RotaryEmbedding, LayerNormalization, ...
+void add_spatial_shape_rules(ShapeRuleTable& t);      // integer convolutions, ConvTranspose, Resize, Pad, ...
 
 // The rule for op_type of `domain` ("" for ai.onnx), or NULL.
 ShapeRule find_shape_rule(const std::string& domain, const std::string& op_type);

@@ -10,8 +10,9 @@ namespace {
 using C = ShapeContext;
 
 void matmul(const ir::Node& n, C& c) {
+  // QLinearMatMul: (a, a_scale, a_zero_point, b, ...).
   auto x = c.shape(C::input(n, 0));
-  auto w = c.shape(C::input(n, 1));
+  auto w = c.shape(C::input(n, n.op_type == "QLinearMatMul" ? 3 : 1));
   if (!x || !w || x->empty() || w->empty()) return;
   Shape a = *x, b = *w;
   const bool av = a.size() == 1, bv = b.size() == 1;
@@ -21,7 +22,12 @@ void matmul(const ir::Node& n, C& c) {
   if (!av) out.push_back(a[a.size() - 2]);
   if (!bv) out.push_back(b.back());
   // MatMulIntegerToFloat (com.microsoft): float from 8-bit integers.
-  c.set(n.outputs[0], n.op_type == "MatMulIntegerToFloat" ? DType::kFloat : c.dtype_of(C::input(n, 0)), out);
+  // MatMulInteger: int32; QLinearMatMul: the output zero point's type.
+  const DType dtype = n.op_type == "MatMulIntegerToFloat" ? DType::kFloat
+                      : n.op_type == "MatMulInteger"      ? DType::kInt32
+                      : n.op_type == "QLinearMatMul"      ? DType::kUndefined
+                                                          : c.dtype_of(C::input(n, 0));
+  c.set(n.outputs[0], dtype, out);
 }
 
 // Gemm (and com.microsoft's FusedGemm): [M, N] from A and B, transposed as told.
@@ -87,6 +93,24 @@ void global_pool(const ir::Node& n, C& c) {
   c.set(n.outputs[0], c.dtype_of(C::input(n, 0)), res);
 }
 
+// RNN, GRU, LSTM: Y [seq, directions, batch, hidden] and the last states
+// [directions, batch, hidden] (batch first under layout 1).
+void recurrence(const ir::Node& n, C& c) {
+  auto x = c.shape(C::input(n, 0));
+  if (!x || x->size() != 3) return;
+  const int64_t hidden = attr_int(n, "hidden_size", -1);
+  const ir::Attribute* dir = n.find_attribute("direction");
+  const int64_t dirs = dir != nullptr && dir->s == "bidirectional" ? 2 : 1;
+  const bool batch_first = attr_int(n, "layout", 0) != 0;
+  const DimInfo seq = batch_first ? (*x)[1] : (*x)[0], batch = batch_first ? (*x)[0] : (*x)[1];
+  const DimInfo h = hidden >= 0 ? known_dim(hidden) : unknown_dim(), d = known_dim(dirs);
+  const DType dtype = c.dtype_of(C::input(n, 0));
+  if (!n.outputs.empty())
+    c.set(n.outputs[0], dtype, batch_first ? Shape{batch, seq, d, h} : Shape{seq, d, batch, h});
+  for (size_t j = 1; j < n.outputs.size() && j < 3; ++j)
+    c.set(n.outputs[j], dtype, batch_first ? Shape{batch, d, h} : Shape{d, batch, h});
+}
+
 // com.microsoft Attention: [batch, sequence, hidden] from the packed QKV
 // weight (or qkv_hidden_sizes).
 void ms_attention(const ir::Node& n, C& c) {
@@ -119,6 +143,9 @@ void add_nn_shape_rules(ShapeRuleTable& t) {
                          "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin"})
     t[{"", op}] = reduce;
   t[{"com.microsoft", "Attention"}] = ms_attention;
+  t[{"", "MatMulInteger"}] = matmul;
+  t[{"", "QLinearMatMul"}] = matmul;
+  for (const char* op : {"RNN", "GRU", "LSTM"}) t[{"", op}] = recurrence;
 }
 
 }  // namespace loom::opreg

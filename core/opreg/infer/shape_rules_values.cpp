@@ -1,7 +1,8 @@
 // Ops whose outputs are shapes or constants: Shape, Size, Constant,
-// ConstantOfShape, NonZero. Shape and small int constants are also
+// ConstantOfShape, Range, NonZero. Shape and small int constants are also
 // recorded as values (shape_context.h) for the ops that read them.
 #include <algorithm>
+#include <cstdint>
 
 #include "opreg/infer/shape_rules.h"
 
@@ -47,6 +48,8 @@ void constant(const ir::Node& n, C& c) {
           ints.push_back(dtype == DType::kInt64 ? t.data_as<int64_t>()[i] : t.data_as<int32_t>()[i]);
         c.set_constant(n.outputs[0], std::move(ints));
       }
+      if (dims.size() <= 1 && t.element_count() <= 64 && dtype == DType::kFloat)
+        c.set_float_constant(n.outputs[0], std::vector<float>(t.data_as<float>(), t.data_as<float>() + t.element_count()));
     } else if (a.name == "value_int" || a.name == "value_float" || a.name == "value_string") {
       dtype = a.name == "value_int" ? DType::kInt64 : a.name == "value_float" ? DType::kFloat : DType::kString;
       if (a.name == "value_int") c.set_constant(n.outputs[0], {a.i});
@@ -70,6 +73,29 @@ void constant_of_shape(const ir::Node& n, C& c) {
   c.set(n.outputs[0], v != nullptr && v->tensor ? v->tensor->dtype() : DType::kFloat, *dims);
 }
 
+// Range of constant integer start, limit and delta: max(ceil((limit -
+// start) / delta), 0) elements.
+void range(const ir::Node& n, C& c) {
+  auto start = c.const_ints(C::input(n, 0)), limit = c.const_ints(C::input(n, 1)), delta = c.const_ints(C::input(n, 2));
+  const DType dtype = c.dtype_of(C::input(n, 0));
+  if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1 ||
+      (*delta)[0] == 0) {
+    c.set(n.outputs[0], dtype, {unknown_dim()});
+    return;
+  }
+  int64_t span = 0;
+  if (__builtin_sub_overflow((*limit)[0], (*start)[0], &span)) return;
+  const int64_t d = (*delta)[0];
+  if (span == INT64_MIN && d == -1) return;  // the count does not fit
+  if ((span > 0) != (d > 0) || span == 0) {
+    c.set(n.outputs[0], dtype, {known_dim(0)});
+    return;
+  }
+  // ceil(span / d) with span and d of one sign.
+  const int64_t count = span / d + (span % d != 0 ? 1 : 0);
+  c.set(n.outputs[0], dtype, {known_dim(count)});
+}
+
 void non_zero(const ir::Node& n, C& c) {
   auto x = c.shape(C::input(n, 0));
   if (x) c.set(n.outputs[0], DType::kInt64, {known_dim(static_cast<int64_t>(x->size())), unknown_dim()});
@@ -83,6 +109,7 @@ void add_value_shape_rules(ShapeRuleTable& t) {
   t[{"", "Constant"}] = constant;
   t[{"", "ConstantOfShape"}] = constant_of_shape;
   t[{"", "NonZero"}] = non_zero;
+  t[{"", "Range"}] = range;
 }
 
 }  // namespace loom::opreg

@@ -11,6 +11,9 @@ ShapeRule find_shape_rule(const std::string& domain, const std::string& op_type)
     add_layout_shape_rules(*t);
     add_value_shape_rules(*t);
     add_nn_shape_rules(*t);
+    add_spatial_shape_rules(*t);
+    add_selection_shape_rules(*t);
+    add_attention_shape_rules(*t);  // after the element-wise rules: LayerNormalization's stats too
     return t;
   }();
   auto it = table->find({domain, op_type});

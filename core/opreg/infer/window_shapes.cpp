@@ -54,7 +54,8 @@ DimInfo symbolic_out(const std::string& x, int64_t off, int64_t s, bool ceil_mod
 
 std::optional<std::vector<DimInfo>> window_output_shape(const ir::Node& n, const std::vector<DimInfo>& x,
                                                         const std::optional<std::vector<DimInfo>>& w) {
-  const bool conv = n.op_type == "Conv" || n.op_type == "FusedConv";
+  const bool conv = n.op_type == "Conv" || n.op_type == "FusedConv" || n.op_type == "QLinearConv" ||
+                    n.op_type == "ConvInteger";
   if (x.size() < 3) return std::nullopt;
   const size_t spatial = x.size() - 2;
   std::vector<int64_t> kernel = ints_attr(n, "kernel_shape");

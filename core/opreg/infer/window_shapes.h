@@ -1,4 +1,5 @@
-// Output dims of windowed ops (Conv, FusedConv, MaxPool, AveragePool) for
+// Output dims of windowed ops (Conv, FusedConv, QLinearConv, ConvInteger,
+// MaxPool, AveragePool, LpPool) for
 // the registry's shape inference (shapes.h). A spatial dim named by a
 // real symbol gets a canonical expression of it, so two branches that shrink
 // "height" the same way (a 3x3 stride-2 pad-1 conv and a 1x1 stride-2 conv

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <functional>
+#include <vector>
+
 #include "common/model_builder.h"
 #include "onnx/model_loader.h"
 
@@ -130,6 +134,66 @@ TEST(SymbolicShapesTest, NeverContradictsAKnownDim) {
   ir::Graph& g = *loaded->graph;
   infer_shapes(g);
   EXPECT_EQ(dims_of(g, "c"), "2,3");
+}
+
+// Rules read what a model gives them, however absurd: sizes that overflow,
+// steps of INT64_MIN, negative split sizes. They say nothing then (the
+// kernels refuse such nodes when they run), and never crash or wrap.
+TEST(SymbolicShapesTest, HostileAttributesAndConstantsLeaveShapesUnknown) {
+  constexpr int64_t kMax = INT64_MAX, kMin = INT64_MIN;
+  struct Case {
+    const char* name;
+    std::function<void(testing::ModelBuilder&)> build;
+  };
+  const std::vector<Case> cases = {
+      {"tile past int64", [](auto& m) {
+         m.int64_initializer("r", {2}, {kMax, 2});
+         m.node("Tile", {"x", "r"}, {"y"});
+       }},
+      {"pad past int64", [](auto& m) {
+         m.int64_initializer("p", {4}, {0, kMax, 0, kMax});
+         m.node("Pad", {"x", "p"}, {"y"});
+       }},
+      {"slice step int64 min", [](auto& m) {
+         m.int64_initializer("s", {1}, {kMax});
+         m.int64_initializer("e", {1}, {kMin});
+         m.int64_initializer("a", {1}, {1});
+         m.int64_initializer("st", {1}, {kMin});
+         m.node("Slice", {"x", "s", "e", "a", "st"}, {"y"});
+       }},
+      {"range of int64 min by -1", [](auto& m) {
+         m.int64_initializer("start", {}, {0});
+         m.int64_initializer("limit", {}, {kMin});
+         m.int64_initializer("delta", {}, {-1});
+         m.node("Range", {"start", "limit", "delta"}, {"y"});
+       }},
+      {"split with negative sizes", [](auto& m) {
+         m.int64_initializer("sizes", {2}, {-1, 4});
+         testing::add_int_attr(m.node("Split", {"x", "sizes"}, {"y", "z"}), "axis", 1);
+       }},
+      {"reshape with two -1", [](auto& m) {
+         m.int64_initializer("shape", {2}, {-1, -1});
+         m.node("Reshape", {"x", "shape"}, {"y"});
+       }},
+      {"conv transpose with huge strides", [](auto& m) {
+         m.float_initializer("w", {1, 1, 1, 1}, {1});
+         testing::add_ints_attr(m.node("ConvTranspose", {"x4", "w"}, {"y"}), "strides", {kMax, kMax});
+       }},
+  };
+  for (const Case& c : cases) {
+    testing::ModelBuilder m(18);
+    m.input("x", kFloat, {2, 3});
+    m.input("x4", kFloat, {1, 1, 2, 3});
+    c.build(m);
+    m.output("y", ::onnx::TensorProto::UNDEFINED, {});
+    onnxio::LoadOptions o;
+    o.onnx_inference = false;
+    auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test", o);
+    ASSERT_TRUE(loaded.has_value()) << c.name << ": " << loaded.status().message();
+    const ir::ValueType* t = loaded->graph->type_of("y");
+    if (t == nullptr || !t->has_shape) continue;
+    for (const DimInfo& d : t->dims) EXPECT_GE(d.value, -1) << c.name << ": " << t->to_string();
+  }
 }
 
 }  // namespace
