@@ -19,8 +19,7 @@ import sys
 import time
 
 DEFAULT_MODELS = ["build/models/resnet50.onnx", "build/models/mobilenetv2.onnx", "build/models/bert_encoder.onnx",
-                  "build/models/ocr-models/ch_PP-OCRv4_det_infer.onnx",
-                  "build/models/ocr-models/ch_PP-OCRv4_rec_infer.onnx"]
+                  "build/models/ocr-models/ch_PP-OCRv4_det_infer.onnx"]
 
 
 def create_ms(loom, model, threads):
