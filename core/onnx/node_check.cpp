@@ -89,6 +89,7 @@ NodeSignature signature_of(const ir::Node& node) {
 
 CheckDepth check_depth(const opreg::OpDef& def, int64_t opset, bool declared) {
   if (def.source == opreg::OpSource::kPlugin) return declared ? CheckDepth::kFull : CheckDepth::kArity;
+  if (def.source == opreg::OpSource::kContrib) return CheckDepth::kRequired;
   if (def.source == opreg::OpSource::kOnnx && opset > opreg::last_onnx_library_opset(def.domain))
     return CheckDepth::kRequired;
   return CheckDepth::kFull;

@@ -31,7 +31,8 @@ enum class CheckDepth {
 
 // How deeply a node at `opset` is checked against `def`: in full, except an
 // ONNX op past the opsets Debian's ONNX library defines (its definition is
-// then an older version's: kRequired) and a plugin op that declared only
+// then an older version's: kRequired), an ONNX Runtime contrib op (its
+// versions grow in place: kRequired) and a plugin op that declared only
 // its arity (`declared` false: kArity).
 CheckDepth check_depth(const opreg::OpDef& def, int64_t opset, bool declared = true);
 

@@ -152,7 +152,8 @@ Status verify_graph(const ::onnx::GraphProto& g, const OpSchemas* schemas,
     const ::onnx::NodeProto& n = g.node(i);
     const std::string domain = n.domain() == "ai.onnx" ? std::string() : n.domain();
     auto version = opsets.find(domain);
-    if (is_onnx_domain(domain) && version != opsets.end()) {
+    // ONNX's domains, and ONNX Runtime's contrib ops the registry defines.
+    if ((is_onnx_domain(domain) || domain == "com.microsoft") && version != opsets.end()) {
       const opreg::OpDef* def = schemas != nullptr ? schemas->find_def(n.op_type(), version->second, domain)
                                                    : opreg::find_op_def(n.op_type(), version->second, domain);
       if (def != nullptr)

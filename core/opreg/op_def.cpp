@@ -111,7 +111,10 @@ class Cache {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = defs_.find(s);
     if (it != defs_.end()) return it->second.get();
-    auto def = std::make_unique<OpDef>(convert(*s, is_loom_schema(s) ? OpSource::kLoom : OpSource::kOnnx));
+    const OpSource source = !is_loom_schema(s)                ? OpSource::kOnnx
+                            : s->domain() == "com.microsoft" ? OpSource::kContrib
+                                                             : OpSource::kLoom;
+    auto def = std::make_unique<OpDef>(convert(*s, source));
     return defs_.emplace(s, std::move(def)).first->second.get();
   }
 

@@ -48,6 +48,7 @@ struct AttributeDef {
 enum class OpSource {
   kOnnx,    // Debian's ONNX library (ai.onnx up to opset 17, ai.onnx.ml up to 3)
   kLoom,    // Loom's table (schema_table.h): the newer ops and versions
+  kContrib, // Loom's table: ONNX Runtime's com.microsoft ops, which grow without new versions
   kPlugin,  // a custom op declared by a plugin through the ABI
 };
 

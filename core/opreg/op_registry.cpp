@@ -32,6 +32,7 @@ class Table {
     add_image_schemas(all);
     add_optional_schemas(all);
     add_ml_schemas(all);
+    add_contrib_schemas(all);
     for (::onnx::OpSchema& s : all) {
       s.Finalize();
       auto owned = std::make_unique<::onnx::OpSchema>(std::move(s));

@@ -27,5 +27,6 @@ void add_optional_schemas(SchemaList& out);       // OptionalHasElement-18
 void add_ml_schemas(SchemaList& out);             // ai.onnx.ml LabelEncoder-4, TreeEnsemble-5
 void add_text_schemas(SchemaList& out);           // StringConcat-20, StringSplit-20, RegexFullMatch-20
 void add_image_schemas(SchemaList& out);          // ImageDecoder-20
+void add_contrib_schemas(SchemaList& out);        // com.microsoft: ONNX Runtime's fused ops Loom runs
 
 }  // namespace loom::opreg

@@ -175,6 +175,40 @@ TEST(OpDefTest, PastTheLibrarysOpsetsOnlyWhatLaterVersionsKeepIsChecked) {
             std::string::npos);
 }
 
+TEST(OpDefTest, OnnxRuntimeContribOpsAreDefinedAndCheckedForWhatEveryVersionKeeps) {
+  for (const char* op : {"Attention", "BiasGelu", "EmbedLayerNormalization", "FastGelu", "FusedConv", "FusedGemm",
+                         "FusedMatMul", "Gelu", "MatMulIntegerToFloat", "QuickGelu", "SkipLayerNormalization",
+                         "SkipSimplifiedLayerNormalization"}) {
+    const OpDef* d = find_op_def(op, 1, "com.microsoft");
+    ASSERT_NE(d, nullptr) << op;
+    EXPECT_EQ(d->source, OpSource::kContrib) << op;
+    EXPECT_TRUE(d->any_attributes) << op;
+  }
+  auto contrib_error = [](const std::function<void(::onnx::NodeProto&)>& edit) {
+    testing::ModelBuilder m(17);
+    m.proto().add_opset_import()->set_domain("com.microsoft");
+    m.proto().mutable_opset_import()->rbegin()->set_version(1);
+    m.input("x", TensorProto::FLOAT, {1, 4, 8});
+    m.float_initializer("w", {8, 24}, std::vector<float>(192, 0.1f));
+    auto& n = m.node("Attention", {"x", "w"}, {"y"}, "attention");
+    n.set_domain("com.microsoft");
+    edit(n);
+    m.output("y", TensorProto::FLOAT, {});
+    auto loaded = onnxio::load_model_bytes(m.bytes(), ".", "model");
+    return loaded.has_value() ? std::string() : loaded.status().message();
+  };
+  EXPECT_EQ(contrib_error([](auto& n) { testing::add_int_attr(n, "num_heads", 2); }), "");
+  // An attribute of a later ONNX Runtime is accepted; a missing required one is not.
+  EXPECT_EQ(contrib_error([](auto& n) {
+              testing::add_int_attr(n, "num_heads", 2);
+              testing::add_int_attr(n, "do_rotary", 0);
+            }),
+            "");
+  EXPECT_NE(contrib_error([](auto&) {}).find("required attribute 'num_heads' is missing"), std::string::npos);
+  EXPECT_NE(contrib_error([](auto& n) { testing::add_float_attr(n, "num_heads", 2.f); }).find("num_heads"),
+            std::string::npos);
+}
+
 TEST(OpDefTest, CheckDepthFollowsTheSource) {
   const OpDef* relu = find_op_def("Relu", 14, "");
   EXPECT_EQ(onnxio::check_depth(*relu, 14), onnxio::CheckDepth::kFull);
