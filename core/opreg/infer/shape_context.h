@@ -57,6 +57,12 @@ class ShapeContext {
   int gained_ = 0;
 };
 
+// Checked int64 arithmetic for sizes computed from a model (false on
+// overflow, *r then unspecified): a hostile attribute gives "unknown".
+inline bool add(int64_t a, int64_t b, int64_t* r) { return !__builtin_add_overflow(a, b, r); }
+inline bool sub(int64_t a, int64_t b, int64_t* r) { return !__builtin_sub_overflow(a, b, r); }
+inline bool mul(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
+
 // Helpers the rules share.
 int64_t attr_int(const ir::Node& n, const std::string& name, int64_t fallback);
 // numpy broadcasting, assuming a valid model (a dim that is not 1 wins).

@@ -14,7 +14,6 @@ namespace {
 
 using C = ShapeContext;
 
-bool mul(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
 
 // The product of known dims, or nullopt (an unknown dim, or overflow).
 std::optional<int64_t> product(const Shape& s, size_t begin, size_t end) {

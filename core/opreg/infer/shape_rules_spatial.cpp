@@ -11,9 +11,6 @@ namespace {
 
 using C = ShapeContext;
 
-bool add(int64_t a, int64_t b, int64_t* r) { return !__builtin_add_overflow(a, b, r); }
-bool sub(int64_t a, int64_t b, int64_t* r) { return !__builtin_sub_overflow(a, b, r); }
-bool mul(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
 
 std::vector<int64_t> ints_attr(const ir::Node& n, const char* name) {
   const ir::Attribute* a = n.find_attribute(name);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "ir/type_precision.h"
+#include "opreg/infer/shape_context.h"
 
 namespace loom::opreg {
 namespace {
@@ -18,12 +19,6 @@ std::string auto_pad(const ir::Node& n) {
   const ir::Attribute* a = n.find_attribute("auto_pad");
   return a ? a->s : "NOTSET";
 }
-
-// Checked int64 arithmetic: attributes and dims come from the model file,
-// and a hostile one (pads of 2^63 - 1) must give "unknown", not overflow.
-bool add(int64_t a, int64_t b, int64_t* r) { return !__builtin_add_overflow(a, b, r); }
-bool sub(int64_t a, int64_t b, int64_t* r) { return !__builtin_sub_overflow(a, b, r); }
-bool mul(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
 
 // floor((d + off) / s) + 1 (ceil with `ceil_mode`), for a known d.
 std::optional<int64_t> known_out(int64_t d, int64_t off, int64_t s, bool ceil_mode) {
