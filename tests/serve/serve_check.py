@@ -303,7 +303,7 @@ def area_malformed(loom, work):
         bad(data3, "more than 2^64", "shape times element size overflows", headers=headers3, raw=True)
         wrong["inputs"][0]["shape"] = [2, 4]
         data3, headers3 = binary_request(wrong, [x.tobytes(), k.tobytes()])
-        bad(data3, "needs 32 bytes but binary_data_size is 16", "binary size and shape disagree", headers=headers3, raw=True)
+        bad(data3, "needs 32 bytes but 16 were sent", "binary size and shape disagree", headers=headers3, raw=True)
         bad(hdr, "without an Inference-Header-Content-Length", "binary size without the header")
         neg = json.loads(json.dumps(hdr))
         neg["inputs"][0]["parameters"]["binary_data_size"] = -1

@@ -112,15 +112,15 @@ def fresh_dir(path):
 class Server:
     """`loom serve` on 127.0.0.1 with ephemeral ports; a context manager."""
 
-    def __init__(self, loom, repo, extra=(), startup_timeout=60):
+    def __init__(self, loom, repo, extra=(), startup_timeout=60, grpc=False):
         self.cmd = [loom, "serve", "--model-repository", repo, "--http-port", "0", "--metrics-port", "0",
-                    "--host", "127.0.0.1", *extra]
+                    "--grpc-port", "0" if grpc else "-1", "--host", "127.0.0.1", *extra]
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.stderr_lines = []
         lines = queue.Queue()
         threading.Thread(target=self._pump, args=(self.proc.stdout, lines), daemon=True).start()
         threading.Thread(target=self._pump, args=(self.proc.stderr, None), daemon=True).start()
-        self.http = self.metrics = None
+        self.http = self.metrics = self.grpc = None
         deadline = time.time() + startup_timeout
         while self.http is None or self.metrics is None:
             try:
@@ -130,9 +130,11 @@ class Server:
                 raise RuntimeError("server did not start in time:\n" + "".join(self.stderr_lines))
             if line is None:
                 raise RuntimeError(f"server exited with {self.proc.wait()}:\n" + "".join(self.stderr_lines))
-            m = re.match(r"loom serve: (HTTP|metrics) on 127\.0\.0\.1:(\d+)", line)
+            m = re.match(r"loom serve: (HTTP|gRPC|metrics) on 127\.0\.0\.1:(\d+)", line)
             if m and m.group(1) == "HTTP":
                 self.http = f"http://127.0.0.1:{m.group(2)}"
+            elif m and m.group(1) == "gRPC":
+                self.grpc = f"127.0.0.1:{m.group(2)}"
             elif m:
                 self.metrics = f"http://127.0.0.1:{m.group(2)}"
 

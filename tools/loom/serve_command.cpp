@@ -1,10 +1,11 @@
-// `loom serve`: an Open Inference Protocol (KServe v2) REST server over a
+// `loom serve`: an Open Inference Protocol (KServe v2) REST and gRPC server over a
 // Triton-style model repository, with dynamic batching and Prometheus
 // metrics (the pieces live in serve/). Runs until SIGINT or SIGTERM, then
 // stops accepting connections, finishes every request in flight and exits 0.
 //
 // Startup prints, on stdout, one line per listening socket:
 //   loom serve: HTTP on HOST:PORT
+//   loom serve: gRPC on HOST:PORT      (when built with gRPC and not --grpc-port -1)
 //   loom serve: metrics on HOST:PORT
 // (port 0 picks a free port; tests read the line to find it), and on
 // stderr one line per model version loaded or refused.
@@ -20,6 +21,9 @@
 
 #include "commands.h"
 #include "model_feeds.h"
+#ifdef LOOM_SERVE_GRPC
+#include "serve/grpc_service.h"
+#endif
 #include "serve/http_routes.h"
 #include "serve/metrics.h"
 #include "serve/model_repository.h"
@@ -51,9 +55,10 @@ int serve_main(const ParsedArgs& args) {
   if (!root) return report_usage_error(serve_command().spec, "--model-repository is required");
   auto http_port = parse_count(args, "http-port", 8000, 0, 65535);
   auto metrics_port = parse_count(args, "metrics-port", 8002, 0, 65535);
+  auto grpc_port = parse_count(args, "grpc-port", 8001, -1, 65535);
   auto threads = parse_count(args, "http-threads", 64, 1, 4096);
   auto max_mb = parse_count(args, "max-request-mb", 256, 1, 65536);
-  for (const auto* e : {&http_port, &metrics_port, &threads, &max_mb})
+  for (const auto* e : {&http_port, &metrics_port, &grpc_port, &threads, &max_mb})
     if (!*e) return report_usage_error(serve_command().spec, e->status().message());
   const std::string host = args.value("host").value_or("127.0.0.1");
 
@@ -100,11 +105,26 @@ int serve_main(const ParsedArgs& args) {
   const int bound_metrics = bind_server(metrics_http, host, *metrics_port);
   if (bound_metrics < 0) return report_failure(cmd, "cannot listen on " + host + ":" + std::to_string(*metrics_port));
 
+#ifdef LOOM_SERVE_GRPC
+  std::unique_ptr<serve::GrpcServer> grpc;
+  if (*grpc_port >= 0) {
+    auto g = serve::GrpcServer::start(state, host, *grpc_port, max_bytes);
+    if (!g) return report_failure(cmd, g.status().message());
+    grpc = std::move(g).value();
+  }
+#else
+  if (args.has("grpc-port") && *grpc_port >= 0)
+    return report_failure(cmd, "this loom was built without gRPC (Debian libgrpc++-dev, protobuf-compiler-grpc)");
+#endif
+
   std::thread http_thread([&] { http.listen_after_bind(); });
   std::thread metrics_thread([&] { metrics_http.listen_after_bind(); });
   state.ready = true;
-  std::cout << "loom serve: HTTP on " << host << ":" << bound_http << "\n"
-            << "loom serve: metrics on " << host << ":" << bound_metrics << std::endl;
+  std::cout << "loom serve: HTTP on " << host << ":" << bound_http << "\n";
+#ifdef LOOM_SERVE_GRPC
+  if (grpc) std::cout << "loom serve: gRPC on " << host << ":" << grpc->port() << "\n";
+#endif
+  std::cout << "loom serve: metrics on " << host << ":" << bound_metrics << std::endl;
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
@@ -113,6 +133,9 @@ int serve_main(const ParsedArgs& args) {
   // stop() closes the listening sockets; listen_after_bind returns once
   // every handler already running has answered.
   http.stop();
+#ifdef LOOM_SERVE_GRPC
+  if (grpc) grpc->shutdown();  // waits for the calls in flight
+#endif
   metrics_http.stop();
   http_thread.join();
   metrics_thread.join();
@@ -127,10 +150,11 @@ Command serve_command() {
   return Command{
       CommandSpec{"serve",
                   "Serve a model repository over the Open Inference Protocol (KServe v2 REST), with dynamic batching.",
-                  "--model-repository DIR [--http-port 8000] [--metrics-port 8002] [--host 127.0.0.1]",
+                  "--model-repository DIR [--http-port 8000] [--grpc-port 8001] [--metrics-port 8002] [--host 127.0.0.1]",
                   {
                       {"model-repository", "DIR", "DIR/<model>/<version>/model.onnx, optional DIR/<model>/config.json (required)"},
                       {"http-port", "N", "port of the v2 REST endpoints (default 8000; 0: any free port)"},
+                      {"grpc-port", "N", "port of the v2 gRPC service (default 8001; 0: any free port; -1: none)"},
                       {"metrics-port", "N", "port of /metrics, Prometheus text format (default 8002; 0: any free port)"},
                       {"host", "ADDR", "address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)"},
                       {"http-threads", "N", "HTTP worker threads: connections served at once (default 64)"},

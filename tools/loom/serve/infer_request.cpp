@@ -7,14 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "datatype.h"
+#include "tensor_checks.h"
 
 namespace loom::serve {
 namespace {
 
 using nlohmann::json;
-
-// Deeper nesting than any tensor's rank is refused (and bounds recursion).
-constexpr int kMaxRank = 32;
 
 Status bad(std::string m) { return invalid_argument(std::move(m)); }
 
@@ -39,15 +37,13 @@ Expected<Dims> parse_shape(const json& input, const std::string& name) {
   if (it == input.end() || !it->is_array()) return bad("input " + named(name) + ": 'shape' must be an array");
   if (it->size() > static_cast<size_t>(kMaxRank))
     return bad("input " + named(name) + ": rank " + std::to_string(it->size()) + " exceeds " + std::to_string(kMaxRank));
-  Dims dims;
+  std::vector<int64_t> dims;
   for (const json& d : *it) {
-    if (!d.is_number_integer() || (d.is_number_unsigned() && d.get<uint64_t>() > uint64_t(INT64_MAX)) ||
-        d.get<int64_t>() < 0)
+    if (!d.is_number_integer() || (d.is_number_unsigned() && d.get<uint64_t>() > uint64_t(INT64_MAX)))
       return bad("input " + named(name) + ": shape entries must be non-negative integers");
     dims.push_back(d.get<int64_t>());
   }
-  if (!checked_element_count(dims)) return bad("input " + named(name) + ": shape " + dims_string(dims) + " overflows");
-  return dims;
+  return checked_dims(dims, name);
 }
 
 // Collects the leaves of `data` (nested arrays flatten in row-major order).
@@ -131,28 +127,6 @@ Status fill_from_json(const std::vector<const json*>& leaves, Tensor& t, const s
   }
 }
 
-// A BYTES tensor from binary data: each element is a 4-byte little-endian
-// length and that many bytes; exactly `count` of them must fill `bytes`.
-Expected<Tensor> strings_from_binary(std::string_view bytes, const Dims& dims, int64_t count, const std::string& name) {
-  std::vector<std::string> values;
-  size_t pos = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    if (bytes.size() - pos < 4) return bad("input " + named(name) + ": binary BYTES data ends inside element " + std::to_string(i));
-    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + pos);
-    const size_t len = size_t(p[0]) | size_t(p[1]) << 8 | size_t(p[2]) << 16 | size_t(p[3]) << 24;
-    pos += 4;
-    if (bytes.size() - pos < len)
-      return bad("input " + named(name) + ": binary BYTES element " + std::to_string(i) + " declares " +
-                 std::to_string(len) + " bytes but " + std::to_string(bytes.size() - pos) + " remain");
-    values.emplace_back(bytes.substr(pos, len));
-    pos += len;
-  }
-  if (pos != bytes.size())
-    return bad("input " + named(name) + ": " + std::to_string(bytes.size() - pos) +
-               " binary bytes left after its " + std::to_string(count) + " elements");
-  return Tensor::from_strings(dims, std::move(values));
-}
-
 // parameters.binary_data_size of an input, when given.
 Expected<std::optional<size_t>> binary_size_of(const json& input, const std::string& name) {
   auto params = input.find("parameters");
@@ -163,21 +137,6 @@ Expected<std::optional<size_t>> binary_size_of(const json& input, const std::str
   if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0))
     return bad("input " + named(name) + ": 'binary_data_size' must be a non-negative integer");
   return std::optional<size_t>(it->get<uint64_t>());
-}
-
-Status check_against_model(const std::string& name, DType dtype, const Dims& dims, const ValueInfo& info) {
-  if (info.dtype != dtype)
-    return bad("input " + named(name) + ": datatype " + protocol_datatype(dtype) + " but the model expects " +
-               (protocol_datatype(info.dtype).empty() ? dtype_name(info.dtype) : protocol_datatype(info.dtype)));
-  if (!info.has_shape) return Status::ok();
-  if (info.shape.size() != dims.size())
-    return bad("input " + named(name) + ": shape " + dims_string(dims) + " has rank " + std::to_string(dims.size()) +
-               " but the model expects rank " + std::to_string(info.shape.size()));
-  for (size_t i = 0; i < dims.size(); ++i)
-    if (info.shape[i].value >= 0 && info.shape[i].value != dims[i])
-      return bad("input " + named(name) + ": shape " + dims_string(dims) + " but the model fixes dim " +
-                 std::to_string(i) + " at " + std::to_string(info.shape[i].value));
-  return Status::ok();
 }
 
 Status decode_outputs(const json& request, const ModelSignature& model, InferRequest& out) {
@@ -243,9 +202,7 @@ Expected<InferRequest> decode_infer_request(std::string_view body, const std::op
     auto name_it = input.find("name");
     if (name_it == input.end() || !name_it->is_string()) return bad("each input needs a string 'name'");
     const std::string name = name_it->get<std::string>();
-    const ValueInfo* info = nullptr;
-    for (const ValueInfo& v : model.inputs)
-      if (v.name == name) info = &v;
+    const ValueInfo* info = find_input(model, name);
     if (info == nullptr) return bad("unknown input " + named(name));
     if (out.inputs.count(name)) return bad("input " + named(name) + " given twice");
     auto dt_it = input.find("datatype");
@@ -267,25 +224,7 @@ Expected<InferRequest> decode_infer_request(std::string_view body, const std::op
                    std::to_string(binary.size() - binary_pos) + " binary bytes remain");
       const std::string_view bytes = binary.substr(binary_pos, *binary_size);
       binary_pos += *binary_size;
-      if (*dtype == DType::kString) {
-        LOOM_ASSIGN_OR_RETURN(tensor, strings_from_binary(bytes, dims, count, name));
-      } else {
-        // count * element size, checked: count fits int64 and the element size is at most 8.
-        const uint64_t need = static_cast<uint64_t>(count);
-        const size_t esize = dtype_size(*dtype);
-        if (need > std::numeric_limits<uint64_t>::max() / esize || need * esize != bytes.size())
-          return bad("input " + named(name) + ": shape " + dims_string(dims) + " of " + protocol_datatype(*dtype) +
-                     " needs " + (need > std::numeric_limits<uint64_t>::max() / esize ? std::string("more than 2^64")
-                                                                                       : std::to_string(need * esize)) +
-                     " bytes but binary_data_size is " + std::to_string(bytes.size()));
-        auto t = Tensor::from_bytes(*dtype, dims, bytes.data(), bytes.size());
-        if (!t) return bad("input " + named(name) + ": " + t.status().message());
-        tensor = std::move(t).value();
-        if (*dtype == DType::kBool) {
-          Status s = check_bool_values(tensor);
-          if (!s) return bad("input " + named(name) + ": " + s.message());
-        }
-      }
+      LOOM_ASSIGN_OR_RETURN(tensor, tensor_from_raw(name, *dtype, dims, bytes));
     } else {
       if (!has_data) return bad("input " + named(name) + ": no 'data' and no 'binary_data_size'");
       std::vector<const json*> leaves;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datatype.h"
+#include "tensor_checks.h"
 
 namespace loom::serve {
 namespace {
@@ -48,20 +49,6 @@ json json_data(const Tensor& t) {
   }
 }
 
-// Binary form: raw little-endian elements; BYTES as 4-byte length + bytes.
-void append_binary(const Tensor& t, std::string& out) {
-  if (t.dtype() != DType::kString) {
-    out.append(static_cast<const char*>(t.data()), t.byte_size());
-    return;
-  }
-  for (const std::string& s : t.strings()) {
-    const uint32_t n = static_cast<uint32_t>(s.size());
-    const char len[4] = {char(n & 0xff), char((n >> 8) & 0xff), char((n >> 16) & 0xff), char((n >> 24) & 0xff)};
-    out.append(len, 4);
-    out.append(s);
-  }
-}
-
 }  // namespace
 
 Expected<EncodedResponse> encode_infer_response(const std::string& model_name, const std::string& model_version,
@@ -78,7 +65,7 @@ Expected<EncodedResponse> encode_infer_response(const std::string& model_name, c
     json out = {{"name", o.name}, {"datatype", datatype}, {"shape", o.tensor.dims()}};
     if (o.binary) {
       const size_t before = binary.size();
-      append_binary(o.tensor, binary);
+      append_raw(o.tensor, binary);
       out["parameters"] = {{"binary_data_size", binary.size() - before}};
     } else {
       out["data"] = json_data(o.tensor);
