@@ -149,7 +149,7 @@ int serve_main(const ParsedArgs& args) {
 Command serve_command() {
   return Command{
       CommandSpec{"serve",
-                  "Serve a model repository over the Open Inference Protocol (KServe v2 REST), with dynamic batching.",
+                  "Serve a model repository over the Open Inference Protocol (KServe v2 REST and gRPC), with dynamic batching.",
                   "--model-repository DIR [--http-port 8000] [--grpc-port 8001] [--metrics-port 8002] [--host 127.0.0.1]",
                   {
                       {"model-repository", "DIR", "DIR/<model>/<version>/model.onnx, optional DIR/<model>/config.json (required)"},
