@@ -227,7 +227,7 @@ def area_malformed(loom, work):
     mix_model(os.path.join(repo, "mix", "1", "model.onnx"))
     write_config(repo, "mix", {"max_batch_size": 8})
     types_model(os.path.join(repo, "types", "1", "model.onnx"))
-    with Server(loom, repo, extra=["--max-request-mb", "1"]) as s:
+    with Server(loom, repo, extra=["--max-request-mb", "2", "--max-json-mb", "1"]) as s:
         url = "/v2/models/mix/infer"
         good = infer_json(np.ones((1, 4)), np.ones((1, 4)))
 
@@ -332,7 +332,9 @@ def area_malformed(loom, work):
         C.error(s.post("/v2/models/mix/versions/9/infer", json=good), 404, "unknown version '9'", "unknown version")
         C.error(s.get("/v2/nothing/here"), 404, "no route", "unknown route")
         # Body over --max-request-mb: 413 before anything is parsed.
-        C.error(s.post(url, data=b"x" * (2 << 20)), 413, "size limit", "body over the size limit")
+        C.error(s.post(url, data=b"x" * (3 << 20)), 413, "size limit", "body over the size limit")
+        big_json = b'{"inputs": [' + b" " * (1 << 20) + b"]}"
+        C.error(s.post(url, data=big_json), 413, "--max-json-mb", "JSON over its limit")
         # A body cut off by the client, and a connection that sends garbage.
         for raw in (b"POST /v2/models/mix/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"inputs\"",
                     b"\x00\xff garbage \r\n\r\n", b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999\r\n\r\n"):

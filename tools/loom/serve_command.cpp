@@ -58,7 +58,8 @@ int serve_main(const ParsedArgs& args) {
   auto grpc_port = parse_count(args, "grpc-port", 8001, -1, 65535);
   auto threads = parse_count(args, "http-threads", 64, 1, 4096);
   auto max_mb = parse_count(args, "max-request-mb", 256, 1, 65536);
-  for (const auto* e : {&http_port, &metrics_port, &grpc_port, &threads, &max_mb})
+  auto max_json_mb = parse_count(args, "max-json-mb", 64, 1, 65536);
+  for (const auto* e : {&http_port, &metrics_port, &grpc_port, &threads, &max_mb, &max_json_mb})
     if (!*e) return report_usage_error(serve_command().spec, e->status().message());
   const std::string host = args.value("host").value_or("127.0.0.1");
 
@@ -94,6 +95,7 @@ int serve_main(const ParsedArgs& args) {
   }
 
   serve::ServerState state{repository, metrics};
+  state.max_json_bytes = static_cast<size_t>(*max_json_mb) << 20;
   httplib::Server http, metrics_http;
   const size_t max_bytes = static_cast<size_t>(*max_mb) << 20;
   configure(http, *threads, max_bytes);
@@ -159,6 +161,7 @@ Command serve_command() {
                       {"host", "ADDR", "address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)"},
                       {"http-threads", "N", "HTTP worker threads: connections served at once (default 64)"},
                       {"max-request-mb", "N", "largest request body accepted, MiB (default 256; larger: 413)"},
+                      {"max-json-mb", "N", "largest JSON part of an infer request, MiB (default 64; larger: 413)"},
                       {"config", "F", "Loom JSON configuration for every model; a model's \"session\" keys override it"},
                   }},
       serve_main};

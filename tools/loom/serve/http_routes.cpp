@@ -73,10 +73,11 @@ void infer(ServerState& state, const httplib::Request& req, httplib::Response& r
   std::optional<std::string> header_length;
   if (req.has_header("Inference-Header-Content-Length"))
     header_length = req.get_header_value("Inference-Header-Content-Length");
-  auto request = decode_infer_request(req.body, header_length, model.signature);
+  auto request = decode_infer_request(req.body, header_length, model.signature, state.max_json_bytes);
   if (!request) {
     model.metrics->failure++;
-    return send_error(res, 400, request.status().message());
+    return send_error(res, request.status().code() == StatusCode::kOutOfMemory ? 413 : 400,
+                      request.status().message());
   }
   const std::string id = request->id;
   InferOutcome outcome = model.scheduler->infer(std::move(request).value());

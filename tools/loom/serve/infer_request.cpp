@@ -178,11 +178,15 @@ Status decode_outputs(const json& request, const ModelSignature& model, InferReq
 }  // namespace
 
 Expected<InferRequest> decode_infer_request(std::string_view body, const std::optional<std::string>& header_length,
-                                            const ModelSignature& model) {
+                                            const ModelSignature& model, size_t max_json_bytes) {
   size_t json_size = body.size();
   if (header_length) {
     LOOM_ASSIGN_OR_RETURN(json_size, parse_header_length(*header_length, body.size()));
   }
+  if (json_size > max_json_bytes)
+    return Status(StatusCode::kOutOfMemory, "the request's JSON is " + std::to_string(json_size) +
+                                                " bytes, over the server's --max-json-mb; send large tensors as "
+                                                "binary data (binary_data_size)");
   const std::string_view binary = body.substr(json_size);
   json request = json::parse(body.data(), body.data() + json_size, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded()) return bad("the request is not valid JSON");

@@ -48,8 +48,10 @@ struct ModelSignature {
 // Decodes `body`; `header_length` is the Inference-Header-Content-Length
 // header's text when present. Checks the request against `model`: every
 // model input given once with the model's datatype, rank and fixed dims, no
-// unknown inputs or outputs.
+// unknown inputs or outputs. A JSON part over `max_json_bytes` is refused
+// with kOutOfMemory before it is parsed: parsed JSON takes 10 to 20 times
+// its text's size, so large tensors belong in binary data.
 Expected<InferRequest> decode_infer_request(std::string_view body, const std::optional<std::string>& header_length,
-                                            const ModelSignature& model);
+                                            const ModelSignature& model, size_t max_json_bytes);
 
 }  // namespace loom::serve
