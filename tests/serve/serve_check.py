@@ -30,33 +30,16 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_fixture import (Checks, Server, fixed_model, fresh_dir, metric, mix_expected, mix_model,  # noqa: E402
-                           slow_model, types_model, write_config)
+from serve_fixture import (Checks, Server, binary_request, bytes_blob, fixed_model, fresh_dir,  # noqa: E402
+                           infer_json, metric, mix_expected, mix_model, output, slow_model, types_model,
+                           write_config)
 
 C = Checks()
 NOTES = []
 
 
-def infer_json(x, k, outputs=None, rid=None, nested=False):
-    x, k = np.asarray(x, np.float32), np.asarray(k, np.int32)
-    body = {"inputs": [
-        {"name": "x", "datatype": "FP32", "shape": list(x.shape), "data": x.tolist() if nested else x.ravel().tolist()},
-        {"name": "k", "datatype": "INT32", "shape": list(k.shape), "data": k.ravel().tolist()}]}
-    if outputs is not None:
-        body["outputs"] = [{"name": o} for o in outputs]
-    if rid is not None:
-        body["id"] = rid
-    return body
-
-
-def binary_request(header, blobs):
-    """A body and headers for the binary tensor data extension."""
-    head = json.dumps(header).encode()
-    return head + b"".join(blobs), {"Inference-Header-Content-Length": str(len(head)),
-                                   "Content-Type": "application/octet-stream"}
-
-
 def split_binary_response(r):
+    """The JSON header and each binary output's bytes of a binary response."""
     n = int(r.headers["Inference-Header-Content-Length"])
     header = json.loads(r.content[:n])
     blobs, pos = {}, n
@@ -67,17 +50,6 @@ def split_binary_response(r):
             pos += size
     C.ok(pos == len(r.content), "binary response: sizes add up to the body")
     return header, blobs
-
-
-def bytes_blob(items):
-    return b"".join(struct.pack("<I", len(s)) + s for s in items)
-
-
-def output(resp_json, name):
-    for o in resp_json["outputs"]:
-        if o["name"] == name:
-            return o
-    C.ok(False, f"output {name} missing in {resp_json}")
 
 
 # --------------------------------------------------------------------------- areas

@@ -8,6 +8,7 @@ import queue
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -95,6 +96,40 @@ def slow_model(path, size=1024):
          numpy_helper.from_array(np.array([size, size], np.int64), "shape2"),
          numpy_helper.from_array(np.array([1], np.int64), "ax")])
     save(g, path)
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def infer_json(x, k, outputs=None, rid=None, nested=False):
+    x, k = np.asarray(x, np.float32), np.asarray(k, np.int32)
+    body = {"inputs": [
+        {"name": "x", "datatype": "FP32", "shape": list(x.shape), "data": x.tolist() if nested else x.ravel().tolist()},
+        {"name": "k", "datatype": "INT32", "shape": list(k.shape), "data": k.ravel().tolist()}]}
+    if outputs is not None:
+        body["outputs"] = [{"name": o} for o in outputs]
+    if rid is not None:
+        body["id"] = rid
+    return body
+
+
+def binary_request(header, blobs):
+    """A body and headers for the binary tensor data extension."""
+    head = json.dumps(header).encode()
+    return head + b"".join(blobs), {"Inference-Header-Content-Length": str(len(head)),
+                                   "Content-Type": "application/octet-stream"}
+
+
+def bytes_blob(items):
+    return b"".join(struct.pack("<I", len(s)) + s for s in items)
+
+
+def output(resp_json, name):
+    """The output `name` of a response's JSON; AssertionError when absent."""
+    for o in resp_json["outputs"]:
+        if o["name"] == name:
+            return o
+    raise AssertionError(f"output {name} missing in {resp_json}")
 
 
 def write_config(repo, name, config):
