@@ -12,8 +12,8 @@ AREA:
               answered with a protocol error, and the server still serves
   batching    concurrent requests merged into fewer runs (seen in /metrics),
               results equal to unbatched runs; different non-batch dims never merged
-  overload    a full queue answers 503, a request past its timeout 504, and the
-              server still serves
+  overload    a full queue answers 503, a request past its timeout 504, a
+              reload under load loses nothing, and the server still serves
   shutdown    SIGTERM while requests run: every one is answered, exit 0
 Exit 0 when every check passes, 1 with the failed check on stderr.
 """
@@ -409,6 +409,8 @@ def area_overload(loom, work):
     write_config(repo, "slow", {"max_batch_size": 4, "max_queue_size": 2, "instance_count": 1})
     slow_model(os.path.join(repo, "slow_timeout", "1", "model.onnx"))
     write_config(repo, "slow_timeout", {"max_batch_size": 4, "request_timeout_ms": 60})
+    slow_model(os.path.join(repo, "slow_reload", "1", "model.onnx"))
+    write_config(repo, "slow_reload", {"max_batch_size": 4})
     body = {"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 1], "data": [1.0]}]}
     with Server(loom, repo) as s:
         t0 = time.time()
@@ -430,6 +432,15 @@ def area_overload(loom, work):
         codes = [r.status_code for r in rs]
         C.ok(set(codes) <= {200, 504} and codes.count(504) >= 1, f"requests past their timeout answer 504: {codes}")
         C.error(next(r for r in rs if r.status_code == 504), 504, "timed out after 60 ms", "504 body")
+        # Reloading a model while its requests run: they finish on the old
+        # sessions, later ones run on the new.
+        with futures.ThreadPoolExecutor(4) as pool:
+            pending = [pool.submit(s.post, "/v2/models/slow_reload/infer", json=body) for _ in range(4)]
+            time.sleep(0.05)
+            reload = s.post("/v2/repository/models/slow_reload/load")
+            codes = [p.result().status_code for p in pending]
+        C.ok(reload.status_code == 200 and codes == [200] * 4, f"reload under load: {reload.text} {codes}")
+        C.ok(s.post("/v2/models/slow_reload/infer", json=body).status_code == 200, "served after reload")
         r = s.post("/v2/models/slow/infer", json=body)
         C.ok(r.status_code == 200 and s.alive(), "still serving after overload")
         C.ok(s.stop() == 0, "clean exit")

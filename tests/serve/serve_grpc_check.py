@@ -7,7 +7,8 @@ Python grpcio on 127.0.0.1, driven by ctest (label `serve`):
 Generates the Python stubs with protoc and grpc_python_plugin (Debian
 protobuf-compiler-grpc), then checks health, metadata, inference with typed
 and raw tensor contents, protocol errors (NOT_FOUND, INVALID_ARGUMENT,
-RESOURCE_EXHAUSTED) and that the server still serves afterwards.
+RESOURCE_EXHAUSTED), that the server still serves afterwards, and that
+SIGTERM lets the calls in flight finish.
 Exit 0 on success, 77 (skipped) without grpcio, protoc or the plugin, or a
 loom built without gRPC; 1 with the failed check on stderr.
 """
@@ -15,9 +16,11 @@ import argparse
 import concurrent.futures as futures
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -72,6 +75,7 @@ def main():
     types_model(os.path.join(repo, "types", "1", "model.onnx"))
     slow_model(os.path.join(repo, "slow", "1", "model.onnx"))
     write_config(repo, "slow", {"max_batch_size": 4, "max_queue_size": 1})
+    slow_model(os.path.join(repo, "slow_q", "1", "model.onnx"))
     with Server(a.loom, repo, grpc=True) as s:
         if s.grpc is None:
             print("skipped: loom built without gRPC")
@@ -194,7 +198,17 @@ def main():
 
         check(stub.ModelInfer(typed()), "still serving over gRPC")
         C.ok(s.get("/v2/health/live").status_code == 200, "REST still serving")
-        C.ok(s.stop() == 0, "clean exit")
+
+        # SIGTERM with calls in flight: each is answered, then exit 0.
+        slow.model_name = "slow_q"
+        stub.ModelInfer(slow)
+        with futures.ThreadPoolExecutor(4) as pool:
+            pending = [pool.submit(call, i) for i in range(4)]
+            time.sleep(0.1)
+            s.proc.send_signal(signal.SIGTERM)
+            codes = [p.result(timeout=60) for p in pending]
+        C.ok(codes == ["OK"] * 4, f"calls in flight at SIGTERM answered: {codes}")
+        C.ok(s.proc.wait(timeout=60) == 0, "clean exit after SIGTERM")
     print(f"serve grpc: {C.count} checks passed")
 
 
