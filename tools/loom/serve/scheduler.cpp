@@ -76,12 +76,12 @@ InferOutcome Scheduler::infer(InferRequest request) {
       if (t.dims().empty()) return refuse("input '" + name + "' must have a batch dimension (dim 0)");
       if (rows >= 0 && t.dims()[0] != rows)
         return refuse("inputs disagree on the batch dimension (dim 0): " + std::to_string(rows) + " and " +
-                                      std::to_string(t.dims()[0]) + " for '" + name + "'");
+                      std::to_string(t.dims()[0]) + " for '" + name + "'");
       rows = t.dims()[0];
     }
     if (rows > config_.max_batch_size)
       return refuse("batch of " + std::to_string(rows) + " exceeds the model's max_batch_size " +
-                                    std::to_string(config_.max_batch_size));
+                    std::to_string(config_.max_batch_size));
     p->rows = std::max<int64_t>(rows, 0);
     if (p->rows > 0) {
       for (const auto& [name, t] : request.inputs) {
