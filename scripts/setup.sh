@@ -10,10 +10,12 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libboost-dev libboost-filesystem-dev
   libeigen3-dev libdnnl-dev libspdlog-dev nlohmann-json3-dev
+  libcpp-httplib-dev libgrpc++-dev protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev
   libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
   python3-numpy python3-onnx python3-torch python3-torchvision
   python3-dev pybind11-dev python3-pytest
+  python3-requests python3-grpcio
 )
 # Node.js runs ONNX Runtime (npm onnxruntime-node) as the peer to compare with.
 # Some images ship a Node.js that bundles npm; Debian's npm package conflicts

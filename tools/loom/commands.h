@@ -28,5 +28,6 @@ Command profile_command();
 Command calibrate_command();
 Command quantize_command();
 Command compare_command();
+Command serve_command();
 
 }  // namespace loom::tools

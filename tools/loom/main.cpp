@@ -14,7 +14,8 @@ std::vector<Command> all_commands() {
   return {loom::tools::run_command(), loom::tools::plugins_command(), loom::tools::partition_command(),
           loom::tools::bench_command(), loom::tools::optimize_command(), loom::tools::plan_command(),
           loom::tools::profile_command(), loom::tools::calibrate_command(),
-          loom::tools::quantize_command(), loom::tools::compare_command()};
+          loom::tools::quantize_command(), loom::tools::compare_command(),
+          loom::tools::serve_command()};
 }
 
 std::string general_usage() {
