@@ -27,6 +27,8 @@ void add_value_shape_rules(ShapeRuleTable& t);        // Shape, Size, Constant, 
 void add_nn_shape_rules(ShapeRuleTable& t);           // MatMul, Gemm, reductions, windows, recurrences
 void add_selection_shape_rules(ShapeRuleTable& t);    // Split, TopK, GatherElements, Scatter*, OneHot
 void add_attention_shape_rules(ShapeRuleTable& t);    // Attention, RotaryEmbedding, LayerNormalization, ...
+void add_generator_shape_rules(ShapeRuleTable& t);    // Random*, EyeLike, Multinomial, window functions
+void add_region_shape_rules(ShapeRuleTable& t);       // RoiAlign, NonMaxSuppression, GatherND, GridSample, losses
 void add_spatial_shape_rules(ShapeRuleTable& t);      // integer convolutions, ConvTranspose, Resize, Pad, ...
 
 // The rule for op_type of `domain` ("" for ai.onnx), or NULL.

@@ -234,11 +234,27 @@ int64_t sliced_length(int64_t d, int64_t start, int64_t end, int64_t step) {
 // another dim gets that symbol; other slices make the dim unknown.
 void slice(const ir::Node& n, C& c) {
   auto x = c.shape(C::input(n, 0));
-  if (!x || n.inputs.size() < 3) return;
-  auto starts = c.const_ints(C::input(n, 1));
-  auto ends = c.value(C::input(n, 2));
+  // Before opset 10, starts, ends and axes are attributes.
+  const bool attrs = n.opset < 10;
+  if (!x || (!attrs && n.inputs.size() < 3)) return;
+  auto attr_ints = [&n](const char* name) -> std::optional<std::vector<int64_t>> {
+    const ir::Attribute* a = n.find_attribute(name);
+    if (a == nullptr || a->type != ir::AttrType::kInts) return std::nullopt;
+    return a->ints;
+  };
+  auto starts = attrs ? attr_ints("starts") : c.const_ints(C::input(n, 1));
+  auto const_ends = attrs ? attr_ints("ends") : c.const_ints(C::input(n, 2));
+  std::optional<Shape> ends;
+  if (attrs && const_ends) {
+    ends = Shape{};
+    for (int64_t e : *const_ends) ends->push_back(e >= 0 ? known_dim(e) : unknown_dim());
+  } else if (!attrs) {
+    ends = c.value(C::input(n, 2));
+  }
   std::vector<int64_t> axes;
-  if (!C::input(n, 3).empty()) {
+  if (attrs && attr_ints("axes")) {
+    axes = *attr_ints("axes");
+  } else if (!attrs && !C::input(n, 3).empty()) {
     auto a = c.const_ints(C::input(n, 3));
     if (!a) return;
     axes = *a;
@@ -247,12 +263,19 @@ void slice(const ir::Node& n, C& c) {
     for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
   std::vector<int64_t> steps(axes.size(), 1);
-  if (!C::input(n, 4).empty()) {
+  if (!attrs && !C::input(n, 4).empty()) {
     auto given = c.const_ints(C::input(n, 4));
     if (!given || given->size() != axes.size()) return;
     steps = *given;
   }
-  auto const_ends = c.const_ints(C::input(n, 2));
+  // A slice of a shape value, by constants, is a shape value too.
+  if (auto v = c.value(C::input(n, 0)); v && axes.size() == 1 && starts && const_ends && starts->size() == 1 &&
+                                         const_ends->size() == 1 && steps[0] == 1 && x->size() == 1) {
+    const auto len = static_cast<int64_t>(v->size());
+    const int64_t b = std::clamp<int64_t>((*starts)[0] < 0 ? (*starts)[0] + len : (*starts)[0], 0, len);
+    const int64_t e = std::clamp<int64_t>((*const_ends)[0] < 0 ? (*const_ends)[0] + len : (*const_ends)[0], 0, len);
+    if (e > b) c.set_value(n.outputs[0], Shape(v->begin() + b, v->begin() + e));
+  }
   Shape res = *x;
   for (size_t k = 0; k < axes.size(); ++k) {
     auto a = normalize_axis(axes[k], x->size());

@@ -13,6 +13,8 @@ ShapeRule find_shape_rule(const std::string& domain, const std::string& op_type)
     add_nn_shape_rules(*t);
     add_spatial_shape_rules(*t);
     add_selection_shape_rules(*t);
+    add_generator_shape_rules(*t);
+    add_region_shape_rules(*t);
     add_attention_shape_rules(*t);  // after the element-wise rules: LayerNormalization's stats too
     return t;
   }();
