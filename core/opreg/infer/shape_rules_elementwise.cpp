@@ -1,5 +1,7 @@
 // Element-wise ops: output 0 has input 0's shape (unary), or the inputs'
 // numpy broadcast (binary and variadic).
+#include <algorithm>
+
 #include "opreg/infer/shape_rules.h"
 
 namespace loom::opreg {
@@ -63,7 +65,30 @@ std::optional<Shape> broadcast_inputs(const ir::Node& n, const ShapeContext& c, 
   return acc;
 }
 
+// Add, Sub, Mul and Div of two shape values whose dims are all known (a
+// one-element value broadcasts): the computed dims are a shape value too,
+// as ONNX's data propagation has them (Expand, ConstantOfShape and Reshape
+// targets computed from a Shape).
+void arithmetic_value(const ir::Node& n, ShapeContext& c) {
+  const std::string& op = n.op_type;
+  if (n.inputs.size() != 2 || (op != "Add" && op != "Sub" && op != "Mul" && op != "Div")) return;
+  auto a = c.value(n.inputs[0]), b = c.value(n.inputs[1]);
+  if (!a || !b || a->empty() || b->empty()) return;
+  if (a->size() != b->size() && a->size() != 1 && b->size() != 1) return;
+  Shape out;
+  for (size_t i = 0; i < std::max(a->size(), b->size()); ++i) {
+    const int64_t x = (*a)[a->size() == 1 ? 0 : i].value, y = (*b)[b->size() == 1 ? 0 : i].value;
+    if (x < 0 || y < 0) return;
+    int64_t r = 0;
+    if (op == "Add" ? !add(x, y, &r) : op == "Sub" ? !sub(x, y, &r) : op == "Mul" ? !mul(x, y, &r) : y == 0) return;
+    if (op == "Div") r = x / y;
+    out.push_back(known_dim(r));
+  }
+  c.set_value(n.outputs[0], out);
+}
+
 void broadcasting(const ir::Node& n, ShapeContext& c) {
+  arithmetic_value(n, c);
   if (auto s = broadcast_inputs(n, c, 0)) c.set(n.outputs[0], c.dtype_of(ShapeContext::input(n, 0)), *s);
 }
 

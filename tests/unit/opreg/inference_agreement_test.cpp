@@ -125,8 +125,9 @@ TEST(InferenceAgreementTest, InProcessInferenceAgreesWithOnnxOnTheBackendNodeSui
   EXPECT_EQ(a.dtype_contradictions, 0) << a.first_contradiction;
   EXPECT_EQ(a.shape_contradictions, 0) << a.first_contradiction;
   EXPECT_GE(share(a.dtypes_both, a.dtypes_onnx), 0.99);
-  // 84.5 % when written: the remaining ops have no shape rule yet.
-  EXPECT_GE(share(a.shapes_both, a.shapes_onnx), 0.84);
+  // 86.6 % when written: the remaining ops have no shape rule yet, or
+  // need values only ONNX's data propagation follows.
+  EXPECT_GE(share(a.shapes_both, a.shapes_onnx), 0.86);
 }
 
 // The real models the model tests make (build/models), each as it is: the
