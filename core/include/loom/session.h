@@ -55,6 +55,10 @@ struct PlacementReport {
   std::vector<NodePlacement> nodes;
   // Human-readable rendering printed by `loom partition`.
   std::string to_string() const;
+  // The short form (`loom partition --summary`): nodes per provider, then
+  // why nodes did not go to a provider earlier in the priority list, each
+  // reason once with the op types it held back.
+  std::string summary() const;
 };
 
 // Stops runs from another thread: after cancel(), a run using this token
