@@ -141,6 +141,11 @@ int64_t attr_int(const ir::Node& n, const std::string& name, int64_t fallback) {
   return a != nullptr && a->type == ir::AttrType::kInt ? a->i : fallback;
 }
 
+std::vector<int64_t> attr_ints(const ir::Node& n, const std::string& name) {
+  const ir::Attribute* a = n.find_attribute(name);
+  return a != nullptr && a->type == ir::AttrType::kInts ? a->ints : std::vector<int64_t>{};
+}
+
 Shape broadcast(const Shape& a, const Shape& b) {
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank);

@@ -65,6 +65,8 @@ inline bool mul(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overfl
 
 // Helpers the rules share.
 int64_t attr_int(const ir::Node& n, const std::string& name, int64_t fallback);
+// An ints attribute's values; empty when absent or of another type.
+std::vector<int64_t> attr_ints(const ir::Node& n, const std::string& name);
 // numpy broadcasting, assuming a valid model (a dim that is not 1 wins).
 Shape broadcast(const Shape& a, const Shape& b);
 // An axis in [-rank, rank) made non-negative; nullopt out of range.

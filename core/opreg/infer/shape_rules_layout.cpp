@@ -237,13 +237,13 @@ void slice(const ir::Node& n, C& c) {
   // Before opset 10, starts, ends and axes are attributes.
   const bool attrs = n.opset < 10;
   if (!x || (!attrs && n.inputs.size() < 3)) return;
-  auto attr_ints = [&n](const char* name) -> std::optional<std::vector<int64_t>> {
+  auto listed = [&n](const char* name) -> std::optional<std::vector<int64_t>> {
     const ir::Attribute* a = n.find_attribute(name);
     if (a == nullptr || a->type != ir::AttrType::kInts) return std::nullopt;
     return a->ints;
   };
-  auto starts = attrs ? attr_ints("starts") : c.const_ints(C::input(n, 1));
-  auto const_ends = attrs ? attr_ints("ends") : c.const_ints(C::input(n, 2));
+  auto starts = attrs ? listed("starts") : c.const_ints(C::input(n, 1));
+  auto const_ends = attrs ? listed("ends") : c.const_ints(C::input(n, 2));
   std::optional<Shape> ends;
   if (attrs && const_ends) {
     ends = Shape{};
@@ -252,8 +252,8 @@ void slice(const ir::Node& n, C& c) {
     ends = c.value(C::input(n, 2));
   }
   std::vector<int64_t> axes;
-  if (attrs && attr_ints("axes")) {
-    axes = *attr_ints("axes");
+  if (attrs && listed("axes")) {
+    axes = *listed("axes");
   } else if (!attrs && !C::input(n, 3).empty()) {
     auto a = c.const_ints(C::input(n, 3));
     if (!a) return;

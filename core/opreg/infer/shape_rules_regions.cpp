@@ -10,11 +10,6 @@ namespace {
 
 using C = ShapeContext;
 
-std::vector<int64_t> ints_attr(const ir::Node& n, const char* name) {
-  const ir::Attribute* a = n.find_attribute(name);
-  return a != nullptr && a->type == ir::AttrType::kInts ? a->ints : std::vector<int64_t>{};
-}
-
 // RoiAlign (X, rois, batch_indices): [num_rois, C, output_height, output_width].
 void roi_align(const ir::Node& n, C& c) {
   auto x = c.shape(C::input(n, 0));
@@ -29,7 +24,7 @@ void roi_align(const ir::Node& n, C& c) {
 void max_roi_pool(const ir::Node& n, C& c) {
   auto x = c.shape(C::input(n, 0));
   auto rois = c.shape(C::input(n, 1));
-  const std::vector<int64_t> pooled = ints_attr(n, "pooled_shape");
+  const std::vector<int64_t> pooled = attr_ints(n, "pooled_shape");
   if (!x || !rois || x->size() != 4 || rois->size() != 2 || pooled.size() != 2 || pooled[0] < 0 || pooled[1] < 0)
     return;
   c.set(n.outputs[0], c.dtype_of(C::input(n, 0)), {(*rois)[0], (*x)[1], known_dim(pooled[0]), known_dim(pooled[1])});
@@ -68,7 +63,7 @@ void center_crop_pad(const ir::Node& n, C& c) {
   auto x = c.shape(C::input(n, 0));
   auto sizes = c.const_ints(C::input(n, 1));
   if (!x || !sizes) return;
-  std::vector<int64_t> axes = ints_attr(n, "axes");
+  std::vector<int64_t> axes = attr_ints(n, "axes");
   if (axes.empty())
     for (size_t i = 0; i < x->size(); ++i) axes.push_back(static_cast<int64_t>(i));
   if (axes.size() != sizes->size()) return;

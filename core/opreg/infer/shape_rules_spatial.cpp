@@ -12,11 +12,6 @@ namespace {
 using C = ShapeContext;
 
 
-std::vector<int64_t> ints_attr(const ir::Node& n, const char* name) {
-  const ir::Attribute* a = n.find_attribute(name);
-  return a != nullptr && a->type == ir::AttrType::kInts ? a->ints : std::vector<int64_t>{};
-}
-
 // QLinearConv (x, x_scale, x_zero_point, w, ...) and ConvInteger (x, w, ...).
 void integer_conv(const ir::Node& n, C& c) {
   auto x = c.shape(C::input(n, 0));
@@ -35,9 +30,9 @@ void conv_transpose(const ir::Node& n, C& c) {
   const int64_t group = attr_int(n, "group", 1);
   Shape out = {(*x)[0], unknown_dim()};
   if (int64_t ch = 0; (*w)[1].value >= 0 && group > 0 && mul((*w)[1].value, group, &ch)) out[1] = known_dim(ch);
-  std::vector<int64_t> kernel = ints_attr(n, "kernel_shape"), strides = ints_attr(n, "strides"),
-                       dilations = ints_attr(n, "dilations"), pads = ints_attr(n, "pads"),
-                       output_padding = ints_attr(n, "output_padding"), output_shape = ints_attr(n, "output_shape");
+  std::vector<int64_t> kernel = attr_ints(n, "kernel_shape"), strides = attr_ints(n, "strides"),
+                       dilations = attr_ints(n, "dilations"), pads = attr_ints(n, "pads"),
+                       output_padding = attr_ints(n, "output_padding"), output_shape = attr_ints(n, "output_shape");
   if (kernel.empty())
     for (size_t i = 0; i < spatial; ++i) kernel.push_back((*w)[i + 2].value);
   if (strides.empty()) strides.assign(spatial, 1);
@@ -102,7 +97,7 @@ void pad(const ir::Node& n, C& c) {
   auto x = c.shape(C::input(n, 0));
   if (!x) return;
   std::optional<std::vector<int64_t>> pads =
-      n.opset >= 11 ? c.const_ints(C::input(n, 1)) : std::optional<std::vector<int64_t>>(ints_attr(n, "pads"));
+      n.opset >= 11 ? c.const_ints(C::input(n, 1)) : std::optional<std::vector<int64_t>>(attr_ints(n, "pads"));
   if (!pads) return;
   std::vector<int64_t> axes;
   if (!C::input(n, 3).empty()) {

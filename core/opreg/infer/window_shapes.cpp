@@ -10,11 +10,6 @@ namespace {
 
 using ir::anonymous_symbol;
 
-std::vector<int64_t> ints_attr(const ir::Node& n, const std::string& name) {
-  const ir::Attribute* a = n.find_attribute(name);
-  return a ? a->ints : std::vector<int64_t>{};
-}
-
 std::string auto_pad(const ir::Node& n) {
   const ir::Attribute* a = n.find_attribute("auto_pad");
   return a ? a->s : "NOTSET";
@@ -53,12 +48,12 @@ std::optional<std::vector<DimInfo>> window_output_shape(const ir::Node& n, const
                     n.op_type == "ConvInteger";
   if (x.size() < 3) return std::nullopt;
   const size_t spatial = x.size() - 2;
-  std::vector<int64_t> kernel = ints_attr(n, "kernel_shape");
+  std::vector<int64_t> kernel = attr_ints(n, "kernel_shape");
   if (kernel.empty() && conv && w && w->size() == x.size())
     for (size_t i = 0; i < spatial; ++i) kernel.push_back((*w)[i + 2].value);
   if (kernel.size() != spatial) return std::nullopt;
-  std::vector<int64_t> strides = ints_attr(n, "strides"), dilations = ints_attr(n, "dilations"),
-                       pads = ints_attr(n, "pads");
+  std::vector<int64_t> strides = attr_ints(n, "strides"), dilations = attr_ints(n, "dilations"),
+                       pads = attr_ints(n, "pads");
   if (strides.empty()) strides.assign(spatial, 1);
   if (dilations.empty()) dilations.assign(spatial, 1);
   if (pads.empty()) pads.assign(2 * spatial, 0);
