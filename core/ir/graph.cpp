@@ -61,6 +61,31 @@ const ValueType* Graph::type_of(const std::string& value) const {
   return nullptr;
 }
 
+const Tensor* Graph::initializer_in_scope(const std::string& value) const {
+  for (const Graph* g = this; g != nullptr; g = g->parent) {
+    auto it = g->initializers.find(value);
+    if (it != g->initializers.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+DType tensor_element_type(const Graph& g, const std::string& value) {
+  if (value.empty()) return DType::kUndefined;
+  if (const ValueType* t = g.type_of(value)) return t->kind == ValueKind::kTensor ? t->dtype : DType::kUndefined;
+  const Tensor* init = g.initializer_in_scope(value);
+  return init != nullptr ? init->dtype() : DType::kUndefined;
+}
+
+std::optional<std::vector<int64_t>> int_constant(const Graph& g, const std::string& value) {
+  auto it = g.initializers.find(value);
+  if (it == g.initializers.end() || g.is_graph_input(value)) return std::nullopt;
+  const Tensor& t = it->second;
+  const size_t n = static_cast<size_t>(t.element_count());
+  if (t.dtype() == DType::kInt64) return std::vector<int64_t>(t.data_as<int64_t>(), t.data_as<int64_t>() + n);
+  if (t.dtype() == DType::kInt32) return std::vector<int64_t>(t.data_as<int32_t>(), t.data_as<int32_t>() + n);
+  return std::nullopt;
+}
+
 bool Graph::is_graph_input(const std::string& value) const {
   return std::find(inputs.begin(), inputs.end(), value) != inputs.end();
 }

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -44,6 +45,8 @@ class Graph {
   Node* find_node(NodeId id) const;
 
   const ValueType* type_of(const std::string& value) const;
+  // The initializer named `value` in this graph or an enclosing one, or NULL.
+  const Tensor* initializer_in_scope(const std::string& value) const;
   bool is_initializer(const std::string& value) const { return initializers.count(value) > 0; }
   bool is_graph_input(const std::string& value) const;
   bool is_graph_output(const std::string& value) const;
@@ -62,6 +65,15 @@ class Graph {
   std::unordered_map<NodeId, Node*> by_id_;
   NodeId next_id_ = 0;
 };
+
+// A tensor value's element type: its recorded type's, else its
+// initializer's (in scope); kUndefined for a value of another kind, or one
+// nothing tells.
+DType tensor_element_type(const Graph& g, const std::string& value);
+
+// Values of an int32 / int64 constant: an initializer of `g` that is not an
+// overridable graph input (nullopt for anything else, "" included).
+std::optional<std::vector<int64_t>> int_constant(const Graph& g, const std::string& value);
 
 // Outer-scope values the subgraphs in `node`'s attributes read (captures).
 std::set<std::string> captured_values(const Node& node);

@@ -47,11 +47,7 @@ std::unique_ptr<LOOM_NodeView> make_node_view(const ir::Graph& graph, const ir::
       v->input_ranks.push_back(-1);
       v->input_dims.emplace_back();
     }
-    const Tensor* c = nullptr;
-    for (const ir::Graph* g = &graph; g && !c; g = g->parent) {
-      auto it = g->initializers.find(in);
-      if (it != g->initializers.end()) c = &it->second;
-    }
+    const Tensor* c = graph.initializer_in_scope(in);
     v->input_constants.push_back(c ? view_of(*c) : nullptr);
   }
   for (const ir::Attribute& a : node.attributes) {

@@ -6,16 +6,6 @@
 
 namespace loom::transform {
 
-std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, const std::string& value) {
-  auto it = g.initializers.find(value);
-  if (it == g.initializers.end() || g.is_graph_input(value)) return std::nullopt;
-  const Tensor& t = it->second;
-  const size_t n = static_cast<size_t>(t.element_count());
-  if (t.dtype() == DType::kInt64) return std::vector<int64_t>(t.data_as<int64_t>(), t.data_as<int64_t>() + n);
-  if (t.dtype() == DType::kInt32) return std::vector<int64_t>(t.data_as<int32_t>(), t.data_as<int32_t>() + n);
-  return std::nullopt;
-}
-
 GraphMatcher::GraphMatcher(const ir::Graph& graph) : graph_(graph) {}
 
 void GraphMatcher::index() const {

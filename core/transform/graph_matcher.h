@@ -17,9 +17,7 @@
 
 namespace loom::transform {
 
-// Values of an int32 / int64 constant: an initializer that is not an
-// overridable graph input (nullopt for anything else, "" included).
-std::optional<std::vector<int64_t>> int_constant(const ir::Graph& g, const std::string& value);
+using ir::int_constant;  // ir/graph.h
 
 class GraphMatcher {
  public:

@@ -16,18 +16,8 @@ std::optional<DType> attr_dtype(const ir::Node& n, const char* name) {
   return static_cast<DType>(a->i);
 }
 
-// A value's tensor element type: its recorded type, or its initializer's
-// (in this graph or an enclosing one).
-DType tensor_dtype(const ir::Graph& g, const std::string& v) {
-  if (v.empty()) return DType::kUndefined;
-  if (const ir::ValueType* t = g.type_of(v)) return t->kind == ValueKind::kTensor ? t->dtype : DType::kUndefined;
-  for (const ir::Graph* s = &g; s != nullptr; s = s->parent)
-    if (auto it = s->initializers.find(v); it != s->initializers.end()) return it->second.dtype();
-  return DType::kUndefined;
-}
-
 DType input_dtype(const ir::Graph& g, const ir::Node& n, size_t i) {
-  return i < n.inputs.size() ? tensor_dtype(g, n.inputs[i]) : DType::kUndefined;
+  return i < n.inputs.size() ? ir::tensor_element_type(g, n.inputs[i]) : DType::kUndefined;
 }
 
 // The element type of output `k` of the graph attribute `name`, once its own
@@ -35,7 +25,7 @@ DType input_dtype(const ir::Graph& g, const ir::Node& n, size_t i) {
 DType subgraph_output_dtype(const ir::Node& n, const char* name, size_t k) {
   const ir::Attribute* a = n.find_attribute(name);
   if (a == nullptr || !a->graph || k >= a->graph->outputs.size()) return DType::kUndefined;
-  return tensor_dtype(*a->graph, a->graph->outputs[k]);
+  return ir::tensor_element_type(*a->graph, a->graph->outputs[k]);
 }
 
 // Constant's output type: the one value attribute it has.

@@ -10,16 +10,6 @@ namespace {
 // Int tensors at most this long are tracked as values (shapes, axes).
 constexpr int64_t kMaxTrackedInts = 64;
 
-std::optional<std::vector<int64_t>> small_ints(const Tensor& t) {
-  if ((t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32) || t.element_count() > kMaxTrackedInts ||
-      t.dims().size() > 1)
-    return std::nullopt;
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < t.element_count(); ++i)
-    out.push_back(t.dtype() == DType::kInt64 ? t.data_as<int64_t>()[i] : t.data_as<int32_t>()[i]);
-  return out;
-}
-
 DimInfo broadcast_dim(const DimInfo& a, const DimInfo& b) {
   if (a.value == 1) return b;
   if (b.value == 1) return a;
@@ -32,10 +22,20 @@ DimInfo broadcast_dim(const DimInfo& a, const DimInfo& b) {
 
 }  // namespace
 
+std::optional<std::vector<int64_t>> small_int_values(const Tensor& t) {
+  if ((t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32) || t.element_count() > kMaxTrackedInts ||
+      t.dims().size() > 1)
+    return std::nullopt;
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < t.element_count(); ++i)
+    out.push_back(t.dtype() == DType::kInt64 ? t.data_as<int64_t>()[i] : t.data_as<int32_t>()[i]);
+  return out;
+}
+
 ShapeContext::ShapeContext(ir::Graph& graph) : g_(graph) {
   for (const auto& [name, t] : graph.initializers) {
     if (graph.is_graph_input(name)) continue;  // a default the caller may replace
-    if (auto ints = small_ints(t)) {
+    if (auto ints = small_int_values(t)) {
       Shape v;
       for (int64_t i : *ints) v.push_back(known_dim(i));
       values_[name] = std::move(v);
@@ -54,22 +54,14 @@ std::optional<Shape> ShapeContext::shape(const std::string& v) const {
     if (t->kind != ValueKind::kTensor || !t->has_shape) return std::nullopt;
     return t->dims;
   }
-  for (const ir::Graph* s = &g_; s != nullptr; s = s->parent)
-    if (auto it = s->initializers.find(v); it != s->initializers.end()) {
-      Shape dims;
-      for (int64_t d : it->second.dims()) dims.push_back(known_dim(d));
-      return dims;
-    }
-  return std::nullopt;
+  const Tensor* init = g_.initializer_in_scope(v);
+  if (init == nullptr) return std::nullopt;
+  Shape dims;
+  for (int64_t d : init->dims()) dims.push_back(known_dim(d));
+  return dims;
 }
 
-DType ShapeContext::dtype_of(const std::string& v) const {
-  if (v.empty()) return DType::kUndefined;
-  if (const ir::ValueType* t = g_.type_of(v)) return t->kind == ValueKind::kTensor ? t->dtype : DType::kUndefined;
-  for (const ir::Graph* s = &g_; s != nullptr; s = s->parent)
-    if (auto it = s->initializers.find(v); it != s->initializers.end()) return it->second.dtype();
-  return DType::kUndefined;
-}
+DType ShapeContext::dtype_of(const std::string& v) const { return ir::tensor_element_type(g_, v); }
 
 std::optional<Shape> ShapeContext::value(const std::string& v) const {
   auto it = values_.find(v);
@@ -83,13 +75,7 @@ void ShapeContext::set_value(const std::string& v, Shape dims) {
 
 std::optional<std::vector<int64_t>> ShapeContext::const_ints(const std::string& v) const {
   if (auto it = constants_.find(v); it != constants_.end()) return it->second;
-  auto it = g_.initializers.find(v);
-  if (it == g_.initializers.end() || g_.is_graph_input(v)) return std::nullopt;
-  const Tensor& t = it->second;
-  if (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32) return std::nullopt;
-  const auto n = static_cast<size_t>(t.element_count());
-  if (t.dtype() == DType::kInt64) return std::vector<int64_t>(t.data_as<int64_t>(), t.data_as<int64_t>() + n);
-  return std::vector<int64_t>(t.data_as<int32_t>(), t.data_as<int32_t>() + n);
+  return ir::int_constant(g_, v);
 }
 
 void ShapeContext::set_constant(const std::string& v, std::vector<int64_t> ints) {

@@ -63,6 +63,10 @@ inline bool add(int64_t a, int64_t b, int64_t* r) { return !__builtin_add_overfl
 inline bool sub(int64_t a, int64_t b, int64_t* r) { return !__builtin_sub_overflow(a, b, r); }
 inline bool mul(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overflow(a, b, r); }
 
+// The values of a small int32 / int64 tensor (rank <= 1, at most 64
+// elements) as shape values hold them, or nullopt.
+std::optional<std::vector<int64_t>> small_int_values(const Tensor& t);
+
 // Helpers the rules share.
 int64_t attr_int(const ir::Node& n, const std::string& name, int64_t fallback);
 // An ints attribute's values; empty when absent or of another type.

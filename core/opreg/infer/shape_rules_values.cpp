@@ -42,12 +42,7 @@ void constant(const ir::Node& n, C& c) {
       for (int64_t d : a.tensor->dims()) dims.push_back(known_dim(d));
       dtype = a.tensor->dtype();
       const Tensor& t = *a.tensor;
-      if (dims.size() <= 1 && t.element_count() <= 64 && (dtype == DType::kInt64 || dtype == DType::kInt32)) {
-        std::vector<int64_t> ints;
-        for (int64_t i = 0; i < t.element_count(); ++i)
-          ints.push_back(dtype == DType::kInt64 ? t.data_as<int64_t>()[i] : t.data_as<int32_t>()[i]);
-        c.set_constant(n.outputs[0], std::move(ints));
-      }
+      if (auto ints = small_int_values(t)) c.set_constant(n.outputs[0], std::move(*ints));
       if (dims.size() <= 1 && t.element_count() <= 64 && dtype == DType::kFloat)
         c.set_float_constant(n.outputs[0], std::vector<float>(t.data_as<float>(), t.data_as<float>() + t.element_count()));
     } else if (a.name == "value_int" || a.name == "value_float" || a.name == "value_string") {
