@@ -5,6 +5,8 @@
 #include "onnx/isolated_inference.h"
 #include "onnx/model_loader.h"
 #include "onnx/model_saver.h"
+#include "opreg/infer/element_types.h"
+#include "opreg/infer/shapes.h"
 
 namespace loom::onnxio {
 
@@ -32,6 +34,14 @@ int infer_with_onnx(ir::Graph& graph, const std::string& model_name) {
   };
   for (const auto& vi : model->graph().value_info()) take(vi);
   for (const auto& vi : model->graph().output()) take(vi);
+  return gained;
+}
+
+int infer_types(ir::Graph& graph, const std::string& model_name, bool ask_onnx) {
+  int gained = opreg::infer_element_types(graph) + opreg::infer_shapes(graph);
+  if (!ask_onnx || opreg::every_output_typed(graph)) return gained;
+  if (const int from_onnx = infer_with_onnx(graph, model_name); from_onnx > 0)
+    gained += from_onnx + opreg::infer_element_types(graph) + opreg::infer_shapes(graph);
   return gained;
 }
 

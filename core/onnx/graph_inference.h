@@ -16,4 +16,11 @@ namespace loom::onnxio {
 // only mean nothing is gained (logged at debug level, naming `model_name`).
 int infer_with_onnx(ir::Graph& graph, const std::string& model_name);
 
+// Types `graph` as Loom does after load and after rewrites: the registry's
+// in-process inference (element types, then shapes); then, when `ask_onnx`
+// and a node output is left without element type or rank, ONNX's
+// (infer_with_onnx), and the in-process one again on what it added.
+// Returns how many value types became more precise.
+int infer_types(ir::Graph& graph, const std::string& model_name, bool ask_onnx);
+
 }  // namespace loom::onnxio

@@ -28,8 +28,6 @@
 #include "onnx/proto_structure.h"
 #include "onnx/tensor_proto.h"
 #include "onnx/op_schemas.h"
-#include "opreg/infer/element_types.h"
-#include "opreg/infer/shapes.h"
 #include "opreg/op_def.h"
 
 namespace loom::onnxio {
@@ -319,15 +317,7 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   auto graph = converter.convert(*model.mutable_graph(), nullptr, 0);
   if (!graph) return graph.status().with_context(source);
   bind_op_defs(**graph);
-  if (options.loom_inference) {
-    opreg::infer_element_types(**graph);
-    opreg::infer_shapes(**graph);
-    if (options.onnx_inference && !onnx_first && !opreg::every_output_typed(**graph) &&
-        infer_with_onnx(**graph, source) > 0) {
-      opreg::infer_element_types(**graph);
-      opreg::infer_shapes(**graph);
-    }
-  }
+  if (options.loom_inference) infer_types(**graph, source, options.onnx_inference && !onnx_first);
   for (const std::string& name : declared) {
     auto t = (*graph)->value_types.find(name);
     if (t != (*graph)->value_types.end() && t->second.has_shape) t->second.declared = true;

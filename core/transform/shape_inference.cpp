@@ -11,8 +11,6 @@
 #include "base/logging.h"
 #include "onnx/graph_inference.h"
 #include "transform/pass.h"
-#include "opreg/infer/element_types.h"
-#include "opreg/infer/shapes.h"
 
 namespace loom::transform {
 namespace {
@@ -26,11 +24,7 @@ class ShapeInference : public Pass {
     if (ctx.graph_version == inferred_version_) return Status::ok();
     inferred_version_ = ctx.graph_version;
     // In process first; ONNX's server only for what that leaves untyped.
-    int gained = opreg::infer_element_types(graph) + opreg::infer_shapes(graph);
-    if (!opreg::every_output_typed(graph)) {
-      gained += onnxio::infer_with_onnx(graph, ctx.model_name);
-      gained += opreg::infer_element_types(graph) + opreg::infer_shapes(graph);
-    }
+    const int gained = onnxio::infer_types(graph, ctx.model_name, /*ask_onnx=*/true);
     if (gained > 0) {
       log::logger()->debug("{}: shape inference made {} value type(s) more precise", ctx.model_name, gained);
       *changed = true;
