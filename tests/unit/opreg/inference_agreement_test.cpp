@@ -93,20 +93,32 @@ void compare(const ir::Graph& onnx, const ir::Graph& loom, const std::filesystem
   }
 }
 
+// `file` loaded once with each inference alone, after dropping its
+// value_info (and, with `drop_outputs`, its outputs' types), so that only
+// inference types those values; nullopt when it cannot be read or loaded.
+struct BothWays {
+  onnxio::LoadedModel onnx, loom;
+};
+std::optional<BothWays> load_both_ways(const std::filesystem::path& file, bool drop_outputs) {
+  ::onnx::ModelProto proto;
+  std::ifstream in(file, std::ios::binary);
+  if (!in || !proto.ParseFromIstream(&in)) return std::nullopt;
+  proto.mutable_graph()->clear_value_info();
+  if (drop_outputs)
+    for (auto& out : *proto.mutable_graph()->mutable_output()) out.clear_type();
+  const std::string bytes = proto.SerializeAsString(), dir = file.parent_path().string();
+  auto with_onnx = onnxio::load_model_bytes(bytes, dir, file.filename().string(), only(true));
+  auto with_loom = onnxio::load_model_bytes(bytes, dir, file.filename().string(), only(false));
+  if (!with_onnx.has_value() || !with_loom.has_value()) return std::nullopt;
+  return BothWays{std::move(*with_onnx), std::move(*with_loom)};
+}
+
 void compare_suite(const std::filesystem::path& dir, Agreement& a) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const auto file = entry.path() / "model.onnx";
-    ::onnx::ModelProto proto;
-    std::ifstream in(file, std::ios::binary);
-    if (!in || !proto.ParseFromIstream(&in)) continue;
-    proto.mutable_graph()->clear_value_info();
-    for (auto& out : *proto.mutable_graph()->mutable_output()) out.clear_type();
-    const std::string bytes = proto.SerializeAsString();
-    auto with_onnx = onnxio::load_model_bytes(bytes, entry.path().string(), "model", only(true));
-    auto with_loom = onnxio::load_model_bytes(bytes, entry.path().string(), "model", only(false));
-    if (!with_onnx.has_value() || !with_loom.has_value()) continue;  // refused: the conformance suites' business
+    auto both = load_both_ways(entry.path() / "model.onnx", /*drop_outputs=*/true);
+    if (!both) continue;  // unreadable or refused: the conformance suites' business
     ++a.models;
-    compare(*with_onnx->graph, *with_loom->graph, entry.path(), a);
+    compare(*both->onnx.graph, *both->loom.graph, entry.path(), a);
   }
 }
 
@@ -139,16 +151,10 @@ TEST(InferenceAgreementTest, InProcessInferenceAgreesWithOnnxOnTheRealModels) {
                            "ocr-models/ch_PP-OCRv4_rec_infer.onnx", "ocr-models/ch_ppocr_mobile_v2.0_cls_infer.onnx"}) {
     const std::filesystem::path file = models / name;
     if (!std::filesystem::exists(file)) continue;
-    ::onnx::ModelProto proto;
-    std::ifstream in(file, std::ios::binary);
-    ASSERT_TRUE(proto.ParseFromIstream(&in)) << file;
-    proto.mutable_graph()->clear_value_info();
-    const std::string bytes = proto.SerializeAsString();
-    auto with_onnx = onnxio::load_model_bytes(bytes, file.parent_path().string(), name, only(true));
-    auto with_loom = onnxio::load_model_bytes(bytes, file.parent_path().string(), name, only(false));
-    ASSERT_TRUE(with_onnx.has_value() && with_loom.has_value()) << name;
+    auto both = load_both_ways(file, /*drop_outputs=*/false);
+    ASSERT_TRUE(both.has_value()) << name;
     Agreement a;
-    compare(*with_onnx->graph, *with_loom->graph, file, a);
+    compare(*both->onnx.graph, *both->loom.graph, file, a);
     std::printf("%s: element types %d of ONNX's %d, shapes %d of %d, %d dims only ONNX knows\n", name, a.dtypes_both,
                 a.dtypes_onnx, a.shapes_both, a.shapes_onnx, a.dims_onnx_only);
     EXPECT_EQ(a.dtype_contradictions + a.shape_contradictions, 0) << a.first_contradiction;
