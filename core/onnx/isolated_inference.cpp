@@ -149,12 +149,6 @@ InferenceServer::~InferenceServer() {
   stop(/*kill_it=*/true);
 }
 
-void InferenceServer::prestart() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::string why;
-  if (pid_ < 0) (void)start(&why);  // a failure shows again, and is reported, at the first request
-}
-
 pid_t InferenceServer::server_pid() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return pid_;

@@ -86,10 +86,6 @@ class InferenceServer {
   // request holds it.
   std::optional<InferenceResult> try_infer(::onnx::ModelProto& model, int timeout_ms = kShapeInferenceTimeoutMs);
 
-  // Starts the server now if it is not running, so that its start-up
-  // overlaps the caller's own work before the first request.
-  void prestart();
-
   // The program with ONNX's schemas (registry NULL) when there is one, else a fork.
   ServerLaunch launch() const { return launch_; }
   // The running server's process id, -1 before the first request and after

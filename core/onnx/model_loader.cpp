@@ -189,11 +189,6 @@ class GraphConverter {
           return invalid_graph("node " + added.label() + " writes value '" + o + "', which is already " +
                                (g->initializers.count(o) ? "an initializer" : "a graph input"));
     }
-    // Nodes of custom-op domains against their plugins' schemas, now that
-    // ONNX's inference (custom ops included) has typed their values.
-    if (schemas_)
-      for (const auto& node : g->nodes())
-        if (schemas_->has_custom_domain(node->domain)) LOOM_RETURN_IF_ERROR(check_custom_node(*g, *node, *schemas_));
     return g;
   }
 
@@ -267,16 +262,18 @@ class GraphConverter {
   }
 };
 
-// Graphs whose conversion reads ONNX's inferred types: subgraphs (typed
-// only by ONNX's inference) and nodes of custom-op domains (checked
-// against their types).
-bool needs_onnx_types(const ::onnx::GraphProto& g, const LoadOptions& options) {
-  for (const auto& n : g.node()) {
-    if (options.schemas && options.schemas->has_custom_domain(normalise_domain(n.domain()))) return true;
-    for (const auto& a : n.attribute())
-      if (a.has_g() || a.graphs_size() > 0) return true;
+// Nodes of custom-op domains, in `g` and its subgraphs, against their
+// plugins' schemas, once inference has typed their values.
+Status check_custom_nodes(const ir::Graph& g, const OpSchemas& schemas) {
+  for (const auto& node : g.nodes()) {
+    if (schemas.has_custom_domain(node->domain)) LOOM_RETURN_IF_ERROR(check_custom_node(g, *node, schemas));
+    for (const ir::Attribute& a : node->attributes) {
+      if (a.graph) LOOM_RETURN_IF_ERROR(check_custom_nodes(*a.graph, schemas));
+      for (const auto& sub : a.graphs)
+        if (sub) LOOM_RETURN_IF_ERROR(check_custom_nodes(*sub, schemas));
+    }
   }
-  return false;
+  return Status::ok();
 }
 
 Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string& model_dir, const std::string& source,
@@ -299,25 +296,23 @@ Expected<LoadedModel> convert_model(::onnx::ModelProto& model, const std::string
   for (const auto* list : {&model.graph().output(), &model.graph().value_info()})
     for (const auto& vi : *list)
       if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) declared.push_back(vi.name());
-  // ONNX's inference fills value_info before conversion where the graph has
-  // subgraphs or custom ops (the converter reads their types, and checks
-  // custom ops against them); elsewhere the registry's in-process inference
-  // runs first and ONNX's only for what it leaves untyped. Failures of
-  // ONNX's only mean less is known.
-  const bool onnx_first = options.onnx_inference && (!options.loom_inference || needs_onnx_types(model.graph(), options));
-  if (onnx_first) {
+  // The registry's in-process inference types the graph; ONNX's (in its
+  // server) runs after it only for what it leaves untyped, or alone where
+  // the options ask (failures of ONNX's only mean less is known).
+  if (options.onnx_inference && !options.loom_inference) {
     const InferenceResult r = infer_shapes_isolated(model, options.schemas.get());
     if (r.outcome != InferenceOutcome::kDone)
-      log::logger()->info("{}: ONNX's static shape inference {}; types come from Loom's own inference and the "
-                          "kernels at run time",
-                          source, r.detail);
+      log::logger()->info("{}: ONNX's static shape inference {}; types come from the kernels at run time", source,
+                          r.detail);
   }
 
   GraphConverter converter(model_dir, opsets, options, file_bytes);
   auto graph = converter.convert(*model.mutable_graph(), nullptr, 0);
   if (!graph) return graph.status().with_context(source);
   bind_op_defs(**graph);
-  if (options.loom_inference) infer_types(**graph, source, options.onnx_inference && !onnx_first);
+  if (options.loom_inference) infer_types(**graph, source, options.onnx_inference);
+  if (options.schemas)
+    if (Status st = check_custom_nodes(**graph, *options.schemas); !st) return st.with_context(source);
   for (const std::string& name : declared) {
     auto t = (*graph)->value_types.find(name);
     if (t != (*graph)->value_types.end() && t->second.has_shape) t->second.declared = true;

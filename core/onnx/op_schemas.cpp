@@ -193,6 +193,7 @@ Status OpSchemas::add(CustomOpSchema op) {
     e->def = std::make_unique<opreg::OpDef>(opreg::op_def_from_schema(*s, opreg::OpSource::kPlugin));
     e->def->origin = c.library;
     e->def->any_attributes = !c.declared;
+    e->def->infer = c.infer;
     e->onnx = std::move(s);
   } catch (const std::exception& ex) {
     return invalid_argument(what + ": invalid schema: " + ex.what());

@@ -13,11 +13,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "ir/attribute.h"
+#include "ir/value_type.h"
+#include "loom/status.h"
 #include "loom/tensor.h"
+
+namespace loom::ir {
+class Graph;
+struct Node;
+}  // namespace loom::ir
 
 namespace loom::opreg {
 
@@ -66,6 +74,12 @@ struct OpDef {
   // Attributes outside `attributes` are accepted (ONNX's "unchecked
   // attributes", and plugin ops that only declared their arity).
   bool any_attributes = false;
+  // The op's own type-and-shape function over Loom's IR, where its definer
+  // gave one (a plugin's custom op): fills `outputs` (one per node output,
+  // kind kUnknown where it says nothing) or returns the node's error. The
+  // registry's shape rules (opreg/infer/shape_rules.h) serve the others.
+  using InferFn = std::function<Status(const ir::Graph& graph, const ir::Node& node, std::vector<ir::ValueType>* outputs)>;
+  InferFn infer;
 
   // The formal that input (output) position i binds to: a trailing
   // variadic formal serves every position from its own on. NULL past the

@@ -5,7 +5,6 @@
 
 #include "base/library_dir.h"
 #include "base/logging.h"
-#include "onnx/isolated_inference.h"
 #include "session/inter_op_pool.h"
 #include "plugin_host/plugin_registry.h"
 
@@ -58,10 +57,6 @@ Expected<std::shared_ptr<Environment>> Environment::create(const Config& config)
   const std::string def = default_plugin_dir();
   if (!env->impl_->registry.scan_directory(def))
     log::logger()->warn("default plugin directory '{}' does not exist; only configured directories are scanned", def);
-  // Models are inferred on ONNX's process-wide inference server unless
-  // plugins declared custom ops: started now, it gets ready while the
-  // caller reads its model.
-  if (env->impl_->registry.op_schemas() == nullptr) onnxio::onnx_inference_server().prestart();
   return env;
 }
 

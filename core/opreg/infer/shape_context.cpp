@@ -122,6 +122,15 @@ void ShapeContext::set(const std::string& v, DType dtype, Shape dims) {
   }
 }
 
+void ShapeContext::set_dtype(const std::string& v, DType dtype) {
+  if (v.empty() || g_.is_initializer(v) || dtype == DType::kUndefined) return;
+  ir::ValueType& t = g_.value_types[v];
+  if (t.kind == ValueKind::kUnknown) t.kind = ValueKind::kTensor;
+  if (t.kind != ValueKind::kTensor || t.dtype != DType::kUndefined) return;
+  t.dtype = dtype;
+  ++gained_;
+}
+
 int64_t attr_int(const ir::Node& n, const std::string& name, int64_t fallback) {
   const ir::Attribute* a = n.find_attribute(name);
   return a != nullptr && a->type == ir::AttrType::kInt ? a->i : fallback;

@@ -47,6 +47,8 @@ class ShapeContext {
 
   // Records `dims` (and `dtype`) for v when more precise than what is known.
   void set(const std::string& v, DType dtype, Shape dims);
+  // Records an element type for v where none is known.
+  void set_dtype(const std::string& v, DType dtype);
   int gained() const { return gained_; }
 
  private:

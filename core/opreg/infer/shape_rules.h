@@ -30,6 +30,11 @@ void add_attention_shape_rules(ShapeRuleTable& t);    // Attention, RotaryEmbedd
 void add_generator_shape_rules(ShapeRuleTable& t);    // Random*, EyeLike, Multinomial, window functions
 void add_region_shape_rules(ShapeRuleTable& t);       // RoiAlign, NonMaxSuppression, GatherND, GridSample, losses
 void add_spatial_shape_rules(ShapeRuleTable& t);      // integer convolutions, ConvTranspose, Resize, Pad, ...
+void add_control_flow_shape_rules(ShapeRuleTable& t); // If, Loop, Scan (from their bodies' shapes)
+
+// Types the inputs of n's body (Loop, Scan) that the model left untyped,
+// from n's inputs, before the body's own inference.
+void type_control_flow_bodies(const ir::Node& n, const ShapeContext& c);
 
 // The rule for op_type of `domain` ("" for ai.onnx), or NULL.
 ShapeRule find_shape_rule(const std::string& domain, const std::string& op_type);

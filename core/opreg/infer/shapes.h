@@ -11,18 +11,14 @@
 
 namespace loom::opreg {
 
-// Returns the number of value types of `graph` (top level) made more precise.
+// Returns the number of value types of `graph` and its subgraphs made more
+// precise. Subgraphs are inferred before the node that holds them, in the
+// scope of what is known of the enclosing graph at that node.
 int infer_shapes(ir::Graph& graph);
 
-// True when every node output of `graph` is a tensor whose element type and
-// rank are known, and no node has a subgraph (whose values this inference
-// does not type): then ONNX's inference has nothing to add that Loom's
-// passes and planner read.
+// True when every node output of `graph` and of its subgraphs is a tensor
+// whose element type and rank are known: then ONNX's inference has nothing
+// to add that Loom's passes and planner read.
 bool every_output_typed(const ir::Graph& graph);
-
-// True when every node of `graph` has a shape rule (shape_rules.h) and
-// none has a subgraph: the in-process inference may then type the whole
-// graph without ONNX's.
-bool every_node_has_a_shape_rule(const ir::Graph& graph);
 
 }  // namespace loom::opreg

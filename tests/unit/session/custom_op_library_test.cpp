@@ -12,6 +12,8 @@
 
 #include "common/model_builder.h"
 #include "common/test_env.h"
+#include "onnx/model_loader.h"
+#include "plugin_host/plugin_registry.h"
 
 namespace loom {
 namespace {
@@ -102,6 +104,19 @@ TEST(CustomOpLibrary, ShapeInferenceTypesWhatFollowsTheCustomOp) {
   ASSERT_EQ(y.shape.size(), 2u);
   EXPECT_EQ(y.shape[0].value, 2);
   EXPECT_EQ(y.shape[1].value, 3);
+}
+
+TEST(CustomOpLibrary, InProcessInferenceRunsThePluginsShapeFunction) {
+  auto env = custom_env();
+  ASSERT_TRUE(env);
+  onnxio::LoadOptions o;
+  o.onnx_inference = false;  // the registry's own inference alone
+  o.schemas = env->registry().op_schemas();
+  auto loaded = onnxio::load_model_bytes(scaled_tanh_model(/*typed_output=*/false).bytes(), "", "test", o);
+  ASSERT_TRUE(loaded.has_value()) << loaded.status().message();
+  const ir::ValueType* y = loaded->graph->type_of("y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->to_string(), "float[2,3]");
 }
 
 template <class T>
