@@ -1,12 +1,12 @@
 // loom-inference-server: runs ONNX's shape inference for Loom in a process
-// of its own (onnx/isolated_inference.h). Loom starts it with its end of a
+// of its own (opreg/onnx_inference/isolated_inference.h). Loom starts it with its end of a
 // socket at descriptor 3; it is not meant to be run by hand.
 #include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <cstdio>
 
-#include "onnx/inference_protocol.h"
+#include "opreg/onnx_inference/inference_protocol.h"
 #include "opreg/op_registry.h"
 
 int main() {

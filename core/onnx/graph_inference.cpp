@@ -2,7 +2,7 @@
 
 #include "base/logging.h"
 #include "ir/type_precision.h"
-#include "onnx/isolated_inference.h"
+#include "opreg/onnx_inference/isolated_inference.h"
 #include "onnx/model_loader.h"
 #include "onnx/model_saver.h"
 #include "opreg/infer/element_types.h"

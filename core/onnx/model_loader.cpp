@@ -21,7 +21,7 @@
 
 #include "base/logging.h"
 #include "onnx/custom_op_check.h"
-#include "onnx/isolated_inference.h"
+#include "opreg/onnx_inference/isolated_inference.h"
 #include "onnx/function_inliner.h"
 #include "onnx/graph_inference.h"
 #include "onnx/model_census.h"

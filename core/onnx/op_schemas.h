@@ -91,11 +91,10 @@ class OpSchemas final {
 
  private:
   struct Entry;
-  class OnnxView;
   const Entry* entry(const std::string& op_type, int64_t opset, const std::string& domain) const;
   // (domain, op_type) -> versions, ascending since_version.
   std::map<std::pair<std::string, std::string>, std::vector<std::unique_ptr<Entry>>> ops_;
-  std::unique_ptr<OnnxView> onnx_view_;
+  std::shared_ptr<const ::onnx::ISchemaRegistry> onnx_view_;  // custom ops, then the registry's
   std::unique_ptr<InferenceServer> server_;
 };
 

@@ -1,7 +1,7 @@
 // In-process element-type inference over Loom's IR, from the op
 // definitions nodes are bound to (op_def.h): the first part of the
 // registry's own type-and-shape inference, which is to replace the round
-// trip to ONNX's inference in a helper process (onnx/isolated_inference.h).
+// trip to ONNX's inference in a helper process (opreg/onnx_inference/isolated_inference.h).
 //
 // For each node in topological order (subgraphs' nodes too), each output's
 // element type comes from its formal: a literal type ("tensor(int64)"), a

@@ -1,4 +1,4 @@
-// ONNX's inference in a server process (onnx/isolated_inference.h): types
+// ONNX's inference in a server process (opreg/onnx_inference/isolated_inference.h): types
 // come back into the caller's model (graph, subgraphs, large initializers
 // sent by type only), and an inference that crashes or hangs costs the
 // server, not the caller, which goes on with the next model. Custom ops
@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "common/model_builder.h"
-#include "onnx/isolated_inference.h"
+#include "opreg/onnx_inference/isolated_inference.h"
 #include "onnx/op_schemas.h"
 
 namespace loom::onnxio {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/model_builder.h"
-#include "onnx/isolated_inference.h"
+#include "opreg/onnx_inference/isolated_inference.h"
 #include "onnx/model_loader.h"
 #include "opreg/op_registry.h"
 

@@ -32,7 +32,6 @@
 // process that started it is gone, even in the middle of a request.
 #pragma once
 
-#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <memory>
@@ -40,6 +39,10 @@
 #include <optional>
 #include <string>
 #include <sys/types.h>
+
+namespace onnx {
+class ISchemaRegistry;
+}  // namespace onnx
 
 namespace loom::onnxio {
 

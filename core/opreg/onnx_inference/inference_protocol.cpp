@@ -1,4 +1,4 @@
-#include "onnx/inference_protocol.h"
+#include "opreg/onnx_inference/inference_protocol.h"
 
 #include <poll.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "onnx/isolated_inference.h"
+#include "opreg/onnx_inference/isolated_inference.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -17,7 +17,7 @@
 
 #include "base/library_dir.h"
 #include "base/logging.h"
-#include "onnx/inference_protocol.h"
+#include "opreg/onnx_inference/inference_protocol.h"
 #include "onnx/op_schemas.h"
 #include "opreg/op_registry.h"
 
