@@ -131,6 +131,12 @@ void ShapeContext::set_dtype(const std::string& v, DType dtype) {
   ++gained_;
 }
 
+std::optional<size_t> rank_held(const std::optional<Shape>& s) {
+  constexpr int64_t kMaxRank = 64;
+  if (!s || s->size() != 1 || (*s)[0].value < 0 || (*s)[0].value > kMaxRank) return std::nullopt;
+  return static_cast<size_t>((*s)[0].value);
+}
+
 int64_t attr_int(const ir::Node& n, const std::string& name, int64_t fallback) {
   const ir::Attribute* a = n.find_attribute(name);
   return a != nullptr && a->type == ir::AttrType::kInt ? a->i : fallback;

@@ -70,6 +70,9 @@ inline bool mul(int64_t a, int64_t b, int64_t* r) { return !__builtin_mul_overfl
 std::optional<std::vector<int64_t>> small_int_values(const Tensor& t);
 
 // Helpers the rules share.
+// The length of a 1-D shape-holding tensor of shape `s` when it is known
+// and a rank a tensor may have (onnx/tensor_proto.h's kMaxTensorRank).
+std::optional<size_t> rank_held(const std::optional<Shape>& s);
 int64_t attr_int(const ir::Node& n, const std::string& name, int64_t fallback);
 // An ints attribute's values; empty when absent or of another type.
 std::vector<int64_t> attr_ints(const ir::Node& n, const std::string& name);

@@ -31,6 +31,7 @@ void add_generator_shape_rules(ShapeRuleTable& t);    // Random*, EyeLike, Multi
 void add_region_shape_rules(ShapeRuleTable& t);       // RoiAlign, NonMaxSuppression, GatherND, GridSample, losses
 void add_spatial_shape_rules(ShapeRuleTable& t);      // integer convolutions, ConvTranspose, Resize, Pad, ...
 void add_control_flow_shape_rules(ShapeRuleTable& t); // If, Loop, Scan (from their bodies' shapes)
+void add_einsum_shape_rule(ShapeRuleTable& t);
 
 // Types the inputs of n's body (Loop, Scan) that the model left untyped,
 // from n's inputs, before the body's own inference.

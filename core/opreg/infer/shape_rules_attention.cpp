@@ -1,5 +1,6 @@
 // Transformer ops: ONNX's Attention (23, 24), RotaryEmbedding, the
-// statistics outputs of LayerNormalization, and DynamicQuantizeLinear.
+// statistics outputs of LayerNormalization, DynamicQuantizeLinear, and the
+// recurrent-state ops of opset 27 (LinearAttention, CausalConvWithState).
 #include <cstdint>
 
 #include "opreg/infer/shape_rules.h"
@@ -84,9 +85,39 @@ void dynamic_quantize_linear(const ir::Node& n, C& c) {
   if (n.outputs.size() > 2) c.set(n.outputs[2], DType::kUint8, {});
 }
 
+// LinearAttention: query [B, T, Hq * dk], value [B, T, Hkv * dv]; output
+// [B, T, Hq * dv]; present_state [B, Hkv, dk, dv] in past_state's type,
+// else query's.
+void linear_attention(const ir::Node& n, C& c) {
+  auto q = c.shape(C::input(n, 0)), v = c.shape(C::input(n, 2));
+  const int64_t hq = attr_int(n, "q_num_heads", 0), hkv = attr_int(n, "kv_num_heads", 0);
+  if (!q || !v || q->size() != 3 || v->size() != 3 || hq <= 0 || hkv <= 0) return;
+  const DimInfo dk = divided((*q)[2], hq), dv = divided((*v)[2], hkv);
+  const DType dtype = c.dtype_of(C::input(n, 0));
+  c.set(n.outputs[0], dtype, {(*q)[0], (*q)[1], times(known_dim(hq), dv)});
+  if (n.outputs.size() > 1) {
+    const DType state = C::input(n, 3).empty() ? dtype : c.dtype_of(C::input(n, 3));
+    c.set(n.outputs[1], state, {(*q)[0], known_dim(hkv), dk, dv});
+  }
+}
+
+// CausalConvWithState: output like input [B, C, T]; present_state
+// [B, C, k - 1] for a weight [C, 1, k].
+void causal_conv_with_state(const ir::Node& n, C& c) {
+  auto x = c.shape(C::input(n, 0)), w = c.shape(C::input(n, 1));
+  if (!x) return;
+  const DType dtype = c.dtype_of(C::input(n, 0));
+  c.set(n.outputs[0], dtype, *x);
+  if (n.outputs.size() < 2 || !w || x->size() != 3 || w->size() != 3) return;
+  const DimInfo k = (*w)[2].value >= 1 ? known_dim((*w)[2].value - 1) : unknown_dim();
+  c.set(n.outputs[1], dtype, {(*x)[0], (*x)[1], k});
+}
+
 }  // namespace
 
 void add_attention_shape_rules(ShapeRuleTable& t) {
+  t[{"", "LinearAttention"}] = linear_attention;
+  t[{"", "CausalConvWithState"}] = causal_conv_with_state;
   t[{"", "Attention"}] = attention;
   t[{"", "RotaryEmbedding"}] = rotary_embedding;
   t[{"", "LayerNormalization"}] = layer_normalization;

@@ -100,6 +100,20 @@ void where(const ir::Node& n, ShapeContext& c) {
   if (auto s = broadcast_inputs(n, c, 0)) c.set(n.outputs[0], c.dtype_of(ShapeContext::input(n, 1)), *s);
 }
 
+// The training optimizers (ai.onnx.preview.training Adagrad, Momentum,
+// Adam): inputs R, T, then groups of n tensors (X, G, then one group per
+// state); outputs one group per input group but G, each like its input.
+void optimizer(const ir::Node& n, ShapeContext& c) {
+  if (n.inputs.size() < 2 + n.outputs.size()) return;
+  const size_t per_group = n.inputs.size() - 2 - n.outputs.size();
+  if (per_group == 0 || n.outputs.size() % per_group != 0) return;
+  for (size_t j = 0; j < n.outputs.size(); ++j) {
+    const size_t group = j / per_group;
+    const std::string& in = ShapeContext::input(n, 2 + (group == 0 ? 0 : group + 1) * per_group + j % per_group);
+    if (auto s = c.shape(in)) c.set(n.outputs[j], c.dtype_of(in), *s);
+  }
+}
+
 void add_all(ShapeRuleTable& t, std::initializer_list<const char*> ops, ShapeRule rule,
              std::initializer_list<const char*> domains = {""}) {
   for (const char* d : domains)
@@ -134,6 +148,7 @@ void add_elementwise_shape_rules(ShapeRuleTable& t) {
   add_all(t, {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}, comparison,
           {"", "com.microsoft"});
   add_all(t, {"Where"}, where, {"", "com.microsoft"});
+  add_all(t, {"Adagrad", "Momentum", "Adam"}, optimizer, {"ai.onnx.preview.training"});
 }
 
 }  // namespace loom::opreg

@@ -173,9 +173,14 @@ void concat(const ir::Node& n, C& c) {
 
 void expand(const ir::Node& n, C& c) {
   auto x = c.shape(C::input(n, 0));
-  auto target = c.value(C::input(n, 1));
-  if (!x || !target) return;
-  c.set(n.outputs[0], c.dtype_of(C::input(n, 0)), broadcast(*x, *target));
+  if (!x) return;
+  if (auto target = c.value(C::input(n, 1))) {
+    c.set(n.outputs[0], c.dtype_of(C::input(n, 0)), broadcast(*x, *target));
+    return;
+  }
+  // Target values unknown, its length known: the rank only.
+  if (auto k = rank_held(c.shape(C::input(n, 1))))
+    c.set(n.outputs[0], c.dtype_of(C::input(n, 0)), Shape(std::max(x->size(), *k), unknown_dim()));
 }
 
 void tile(const ir::Node& n, C& c) {

@@ -84,9 +84,39 @@ void one_hot(const ir::Node& n, C& c) {
   c.set(n.outputs[0], c.dtype_of(C::input(n, 2)), s);
 }
 
+// Unique: Y is 1-D (no axis) or X's rank with the axis' length unknown;
+// indices and counts are 1-D of the unique count; inverse_indices has one
+// entry per element of X (no axis) or per slice along the axis.
+void unique(const ir::Node& n, C& c) {
+  auto x = c.shape(C::input(n, 0));
+  if (!x) return;
+  const ir::Attribute* axis_attr = n.find_attribute("axis");
+  std::optional<size_t> axis;
+  if (axis_attr != nullptr) {
+    axis = normalize_axis(axis_attr->i, x->size());
+    if (!axis) return;
+  }
+  Shape y{unknown_dim()};
+  DimInfo inverse = unknown_dim();
+  if (axis) {
+    y = *x;
+    y[*axis] = unknown_dim();
+    inverse = (*x)[*axis];
+  } else {
+    int64_t count = 1;
+    for (const DimInfo& d : *x)
+      if (count >= 0 && (d.value < 0 || !mul(count, d.value, &count))) count = -1;
+    if (count >= 0) inverse = known_dim(count);
+  }
+  c.set(n.outputs[0], c.dtype_of(C::input(n, 0)), y);
+  for (size_t j = 1; j < n.outputs.size() && j < 4; ++j)
+    c.set(n.outputs[j], DType::kInt64, {j == 2 ? inverse : unknown_dim()});
+}
+
 }  // namespace
 
 void add_selection_shape_rules(ShapeRuleTable& t) {
+  t[{"", "Unique"}] = unique;
   t[{"", "Split"}] = split;
   t[{"", "TopK"}] = top_k;
   t[{"", "GatherElements"}] = gather_elements;

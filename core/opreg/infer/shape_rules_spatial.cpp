@@ -68,7 +68,10 @@ void conv_transpose(const ir::Node& n, C& c) {
 // policies are left to ONNX's inference.
 void resize(const ir::Node& n, C& c) {
   auto x = c.shape(C::input(n, 0));
-  if (!x || n.opset < 11 || n.find_attribute("axes") != nullptr) return;
+  if (!x) return;
+  // Whatever sizes it, the output keeps the input's rank.
+  c.set(n.outputs[0], c.dtype_of(C::input(n, 0)), Shape(x->size(), unknown_dim()));
+  if (n.opset < 11 || n.find_attribute("axes") != nullptr) return;
   const ir::Attribute* policy = n.find_attribute("keep_aspect_ratio_policy");
   if (policy != nullptr && policy->s != "stretch") return;
   const ir::Attribute* mode = n.find_attribute("coordinate_transformation_mode");
@@ -96,6 +99,8 @@ void resize(const ir::Node& n, C& c) {
 void pad(const ir::Node& n, C& c) {
   auto x = c.shape(C::input(n, 0));
   if (!x) return;
+  // Whatever the pads, the output keeps the input's rank.
+  c.set(n.outputs[0], c.dtype_of(C::input(n, 0)), Shape(x->size(), unknown_dim()));
   std::optional<std::vector<int64_t>> pads =
       n.opset >= 11 ? c.const_ints(C::input(n, 1)) : std::optional<std::vector<int64_t>>(attr_ints(n, "pads"));
   if (!pads) return;

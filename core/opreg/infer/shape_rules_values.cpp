@@ -63,7 +63,11 @@ void constant(const ir::Node& n, C& c) {
 
 void constant_of_shape(const ir::Node& n, C& c) {
   auto dims = c.value(C::input(n, 0));
-  if (!dims) return;
+  if (!dims) {  // the shape's values unknown, its length known: the rank only
+    auto rank = rank_held(c.shape(C::input(n, 0)));
+    if (!rank) return;
+    dims = Shape(*rank, unknown_dim());
+  }
   const ir::Attribute* v = n.find_attribute("value");
   c.set(n.outputs[0], v != nullptr && v->tensor ? v->tensor->dtype() : DType::kFloat, *dims);
 }

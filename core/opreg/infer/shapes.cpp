@@ -19,6 +19,7 @@ ShapeRule find_shape_rule(const std::string& domain, const std::string& op_type)
     add_region_shape_rules(*t);
     add_attention_shape_rules(*t);  // after the element-wise rules: LayerNormalization's stats too
     add_control_flow_shape_rules(*t);
+    add_einsum_shape_rule(*t);
     return t;
   }();
   auto it = table->find({domain, op_type});

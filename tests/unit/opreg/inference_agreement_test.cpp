@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <vector>
 #include <string>
@@ -25,6 +26,7 @@ struct Agreement {
   int onnx_wrong = 0;  // disagreements where the suite's expected output shows ONNX 1.12's inference wrong
   int dims_onnx_only = 0;  // dims ONNX's inference knows and the in-process one leaves unknown
   std::string first_contradiction;
+  std::map<std::string, int> shapes_onnx_only_by_op;  // op -> shapes only ONNX's inference gives, inputs' shapes known
 
   void contradiction(int& count, const std::string& what) {
     if (count++ == 0 && first_contradiction.empty()) first_contradiction = what;
@@ -58,6 +60,20 @@ bool has_dims(const ir::ValueType& t, const std::vector<int64_t>& dims) {
 
 void compare(const ir::Graph& onnx, const ir::Graph& loom, const std::filesystem::path& dir, Agreement& a) {
   const std::string model = dir.filename().string();
+  // Each value's producing op, counted where the in-process inference knew
+  // the shapes of all its inputs (so that its own rule is what is missing,
+  // not an input's).
+  std::map<std::string, std::string> producer;
+  for (const auto& n : loom.nodes()) {
+    bool inputs_known = true;
+    for (const std::string& in : n->inputs) {
+      if (in.empty()) continue;
+      const ir::ValueType* t = loom.type_of(in);
+      if ((t == nullptr || !t->has_shape) && loom.initializer_in_scope(in) == nullptr) inputs_known = false;
+    }
+    if (inputs_known)
+      for (const std::string& o : n->outputs) producer[o] = (n->domain.empty() ? "" : n->domain + ".") + n->op_type;
+  }
   for (const auto& [name, o] : onnx.value_types) {
     if (o.kind != ValueKind::kTensor || onnx.is_initializer(name) || onnx.is_graph_input(name)) continue;
     const ir::ValueType* l = loom.type_of(name);
@@ -71,7 +87,10 @@ void compare(const ir::Graph& onnx, const ir::Graph& loom, const std::filesystem
     }
     if (!o.has_shape) continue;
     ++a.shapes_onnx;
-    if (l == nullptr || !l->has_shape) continue;
+    if (l == nullptr || !l->has_shape) {
+      if (auto p = producer.find(name); p != producer.end()) ++a.shapes_onnx_only_by_op[p->second];
+      continue;
+    }
     ++a.shapes_both;
     bool same = l->dims.size() == o.dims.size();
     for (size_t i = 0; same && i < o.dims.size(); ++i) {
@@ -145,9 +164,19 @@ TEST(InferenceAgreementTest, InProcessInferenceAgreesWithOnnxOnTheBackendNodeSui
   EXPECT_EQ(a.dtype_contradictions, 0) << a.first_contradiction;
   EXPECT_EQ(a.shape_contradictions, 0) << a.first_contradiction;
   EXPECT_GE(share(a.dtypes_both, a.dtypes_onnx), 0.99);
-  // 86.6 % when written: the remaining ops have no shape rule yet, or
-  // need values only ONNX's data propagation follows.
-  EXPECT_GE(share(a.shapes_both, a.shapes_onnx), 0.86);
+  // 98.1 % when written: the remaining ops (sequences, strings, DFT,
+  // opset-8 Scan, ...) have no shape rule yet.
+  EXPECT_GE(share(a.shapes_both, a.shapes_onnx), 0.98);
+  // Why ONNX's inference (in its server) is still asked for values the
+  // registry's leaves untyped: it still types values the registry cannot.
+  // When this fails, the fallback has nothing left to add and can go.
+  std::vector<std::pair<int, std::string>> ops;
+  for (const auto& [op, count] : a.shapes_onnx_only_by_op) ops.emplace_back(count, op);
+  std::sort(ops.rbegin(), ops.rend());
+  std::string top;
+  for (size_t i = 0; i < ops.size() && i < 12; ++i) top += " " + ops[i].second + " " + std::to_string(ops[i].first);
+  std::printf("shapes only ONNX's inference gives where the inputs\' are known, by op (%zu ops):%s\n", ops.size(), top.c_str());
+  EXPECT_GT(a.shapes_onnx - a.shapes_both, 0) << "the ONNX inference fallback adds nothing on the suites any more";
 }
 
 // The real models the model tests make (build/models), each as it is: the

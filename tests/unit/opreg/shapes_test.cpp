@@ -136,6 +136,37 @@ TEST(SymbolicShapesTest, NeverContradictsAKnownDim) {
   EXPECT_EQ(dims_of(g, "c"), "2,3");
 }
 
+// Where a shape is computed at run time (an input), the outputs still get
+// their rank, as ONNX's inference gives it.
+TEST(SymbolicShapesTest, ShapesKnownOnlyAtRunTimeStillGiveTheRank) {
+  testing::ModelBuilder m(18);
+  m.input("x", kFloat, {2, 3});
+  m.input("shape3", ::onnx::TensorProto::INT64, {3});
+  m.input("sizes", ::onnx::TensorProto::INT64, {2});
+  m.input("pads", ::onnx::TensorProto::INT64, {4});
+  m.node("Expand", {"x", "shape3"}, {"expanded"});
+  m.node("ConstantOfShape", {"shape3"}, {"filled"});
+  m.node("Resize", {"x", "", "", "sizes"}, {"resized"});
+  m.node("Pad", {"x", "pads"}, {"padded"});
+  m.node("Unique", {"x"}, {"u", "u_indices", "u_inverse", "u_counts"});
+  testing::add_int_attr(m.node("Unique", {"x"}, {"rows", "r_indices", "r_inverse", "r_counts"}), "axis", 0);
+  for (const char* out : {"expanded", "filled", "resized", "padded", "u", "u_inverse", "rows", "r_inverse"})
+    m.proto().mutable_graph()->add_output()->set_name(out);
+  onnxio::LoadOptions o;
+  o.onnx_inference = false;
+  auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test", o);
+  ASSERT_TRUE(loaded.has_value()) << loaded.status().message();
+  const ir::Graph& g = *loaded->graph;
+  EXPECT_EQ(dims_of(g, "expanded"), "?,?,?");
+  EXPECT_EQ(dims_of(g, "filled"), "?,?,?");
+  EXPECT_EQ(dims_of(g, "resized"), "?,?");
+  EXPECT_EQ(dims_of(g, "padded"), "?,?");
+  EXPECT_EQ(dims_of(g, "u"), "?");
+  EXPECT_EQ(dims_of(g, "u_inverse"), "6");
+  EXPECT_EQ(dims_of(g, "rows"), "?,3");
+  EXPECT_EQ(dims_of(g, "r_inverse"), "2");
+}
+
 // Rules read what a model gives them, however absurd: sizes that overflow,
 // steps of INT64_MIN, negative split sizes. They say nothing then (the
 // kernels refuse such nodes when they run), and never crash or wrap.
