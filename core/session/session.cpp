@@ -35,6 +35,7 @@ Status Session::Impl::create_eps(const SessionOptions& options, size_t* priority
   const Config& config = env->config();
   auto& registry = env->registry();
   std::vector<std::string> names = !options.providers.empty() ? options.providers : config.providers;
+  const bool named = !names.empty();
   if (names.empty()) {
     // Every available provider, the fallback last.
     for (const std::string& n : env->available_providers())
@@ -66,8 +67,12 @@ Status Session::Impl::create_eps(const SessionOptions& options, size_t* priority
       }
       why = ep.status().message();
     }
-    if (config.fallback == FallbackPolicy::kDeny) return not_found(why);
-    log::logger()->warn("{}: {}; continuing without it", model_name, why);
+    // Asked for by name: running without it would give the user another
+    // configuration than the one they wrote (silently slower, or on
+    // another device), so only an explicit "allow" skips it.
+    if (named && config.fallback != FallbackPolicy::kAllow)
+      return not_found(why + "; set \"fallback\": \"allow\" to run without it");
+    log::logger()->warn("{}: {}; continuing without it (fallback 'allow')", model_name, why);
   }
   *priority_count = eps.size();
   *fallback = -1;

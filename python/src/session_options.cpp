@@ -126,9 +126,11 @@ void register_session_options(py::module_& m) {
           [](PySessionOptions& o, int s) { o.log_severity_level = checked_severity(s); })
       .def_property(
           "fallback_policy",
-          [](const PySessionOptions& o) { return fallback_policy_name(o.fallback.value_or(FallbackPolicy::kAllow)); },
+          [](const PySessionOptions& o) { return fallback_policy_name(o.fallback.value_or(Config{}.fallback)); },
           [](PySessionOptions& o, const std::string& s) { o.fallback = fallback_of(s); },
-          "'allow' (default), 'warn' or 'deny': whether nodes no requested provider takes may run on 'reference'")
+          "'allow', 'warn' (default) or 'deny': whether nodes no requested provider takes may run on 'reference' "
+          "(with a warning each under 'warn'), and whether a requested Loom provider that cannot be loaded is "
+          "skipped ('allow' only) or an error")
       .def_readwrite("enable_profiling", &PySessionOptions::enable_profiling)
       .def_readwrite("profile_file_prefix", &PySessionOptions::profile_file_prefix)
       .def_readwrite("optimized_model_filepath", &PySessionOptions::optimized_model_filepath)

@@ -90,7 +90,7 @@ def test_session_options_fields():
     assert so.intra_op_num_threads == 0
     assert so.graph_optimization_level == loom.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     assert so.log_severity_level == 2
-    assert so.fallback_policy == "allow"
+    assert so.fallback_policy == "warn"
     so.intra_op_num_threads = 2
     so.inter_op_num_threads = 1
     so.graph_optimization_level = loom.GraphOptimizationLevel.ORT_DISABLE_ALL

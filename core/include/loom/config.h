@@ -6,7 +6,7 @@
 //     "plugin_dirs":   ["path", ...],          // scanned in addition to the default
 //     "providers":     ["cpu_onednn", "reference"],  // priority order
 //     "provider_options": { "<provider>": { "<key>": "<string value>" } },
-//     "fallback":      "allow" | "warn" | "deny",   // default "allow"
+//     "fallback":      "allow" | "warn" | "deny",   // default "warn"; see Config::fallback
 //     "optimization_level": "disabled" | "basic" | "extended" | "layout" | "all", // default "extended"
 //     "execution_mode": "sequential" | "parallel",  // default "sequential"
 //     "precision":     "fp32" | "fp16",    // default "fp32"; fp16: see Config::precision
@@ -56,7 +56,14 @@ struct Config {
   // Empty means: every available provider, with "reference" last.
   std::vector<std::string> providers;
   std::map<std::string, std::map<std::string, std::string>> provider_options;
-  FallbackPolicy fallback = FallbackPolicy::kAllow;
+  // What happens when the providers asked for are not all there:
+  // - a provider named in `providers` that cannot be loaded (missing,
+  //   refused, failing to start) is an error naming it and why, unless
+  //   fallback is "allow" (then it is skipped with a warning);
+  // - nodes no listed provider claims run on the fallback provider
+  //   (reference): silently with "allow", with a warning per node with
+  //   "warn" (ONNX Runtime warns too), and "deny" makes it an error.
+  FallbackPolicy fallback = FallbackPolicy::kWarn;
   OptimizationLevel optimization_level = OptimizationLevel::kExtended;
   // Graph passes not to run, by name (`loom optimize --list-passes` names
   // them); unknown names are an error at session creation.

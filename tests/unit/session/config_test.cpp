@@ -47,7 +47,7 @@ TEST(ConfigTest, DefaultsFromEmptyObject) {
   ASSERT_TRUE(c) << c.status().message();
   EXPECT_TRUE(c->plugin_dirs.empty());
   EXPECT_TRUE(c->providers.empty());
-  EXPECT_EQ(c->fallback, FallbackPolicy::kAllow);
+  EXPECT_EQ(c->fallback, FallbackPolicy::kWarn);
   EXPECT_EQ(c->optimization_level, OptimizationLevel::kExtended);
   EXPECT_EQ(c->intra_op_threads, 0);
   EXPECT_EQ(c->inter_op_threads, 0);
