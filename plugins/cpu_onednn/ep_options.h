@@ -11,8 +11,10 @@ struct EpOptions {
   // processor the process may use).
   int threads = 1;
   // `winograd` (true / false, default true): 3x3 stride-1 ungrouped
-  // convolutions use oneDNN's Winograd F(4x4, 3x3) algorithm where oneDNN
-  // has it for the shape and post-ops, else direct convolution. Winograd
+  // convolutions with constant weights and outputs of at least 28x28 pixels
+  // (ops/conv.cpp: smaller ones do not repay the weight transform soon)
+  // use oneDNN's Winograd F(4x4, 3x3) algorithm where oneDNN has it for the
+  // shape and post-ops, else direct convolution. Winograd
   // does ~2.25x fewer multiplications at the cost of accuracy: outputs
   // differ from direct convolution by ~1e-5 relative to their magnitude
   // (ResNet-50 logits: max |diff| 4e-5), so users who need results

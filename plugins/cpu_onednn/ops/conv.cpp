@@ -100,12 +100,29 @@ std::optional<std::vector<float>> constant_conv_bias(ProgramBuilder& b, const No
 
 namespace {
 
+// Output pixels (batch x height x width) below which a Winograd
+// convolution does not pay for its weight transform soon enough. oneDNN 2.6
+// transforms the weights once per program in a scalar loop (~20 ns per
+// weight on one core), while the saving per run grows with the pixels: on
+// ResNet-50's 3x3 convolutions the transform is paid back after 1, 6, 15
+// and 127 runs at 56x56, 28x28, 14x14 and 7x7 outputs. At 28x28 and more,
+// time to the first result stays below direct convolution's plus a few
+// runs (bench/results/2026-11-27-winograd-first-run-cpu.md).
+constexpr int64_t kWinogradMinOutputPixels = 28 * 28;
+
 // Winograd F(4x4, 3x3) is oneDNN's for 3x3, stride-1, undilated, ungrouped
-// 2-D convolutions (it declines shapes it has no kernel for).
-bool winograd_applies(const ProgramBuilder& b, const ConvShape& s) {
+// 2-D convolutions (it declines shapes it has no kernel for). Only for
+// constant weights (transformed once) and outputs large enough to repay it.
+bool winograd_applies(const ProgramBuilder& b, const ConvShape& s, ValueId weights) {
   const Window& w = s.window;
-  return b.options().winograd && s.group == 1 && w.kernel == std::vector<int64_t>{3, 3} &&
-         w.strides == std::vector<int64_t>{1, 1} && w.dilations == std::vector<int64_t>{1, 1};
+  if (!b.options().winograd || s.group != 1 || w.kernel != std::vector<int64_t>{3, 3} ||
+      w.strides != std::vector<int64_t>{1, 1} || w.dilations != std::vector<int64_t>{1, 1} || !b.is_constant(weights) ||
+      s.dst_dims.size() != 4)
+    return false;
+  int64_t pixels = 1;
+  for (size_t i : {size_t{0}, size_t{2}, size_t{3}})
+    if (__builtin_mul_overflow(pixels, s.dst_dims[i], &pixels)) return true;
+  return pixels >= kWinogradMinOutputPixels;
 }
 
 // The convolution just built as a ProgramBuilder::BandConv, when it is one
@@ -211,7 +228,7 @@ size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool tran
   };
   size_t used = 0;
   PD pd = choose(direct, used);
-  if (!transposed && winograd_applies(b, s)) {
+  if (!transposed && winograd_applies(b, s, w)) {
     // Only with all the post-ops direct fuses: a Winograd primitive that
     // leaves some to separate steps is not worth it.
     try {
