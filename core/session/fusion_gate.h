@@ -35,7 +35,7 @@ class FusionGate {
   bool moves_up(const ir::Graph& graph, const std::vector<ir::NodeId>& replaced, const ir::Node& candidate,
                 const std::map<std::string, ir::ValueType>& staged,
                 const std::map<std::string, Tensor>& staged_initializers = {});
-  // The layout phase's question (transform/channels_last.h): whether
+  // The layout phase's question (transform/passes/channels_last.h): whether
   // `candidate` should replace `replaced`: only when their placement is
   // known and that provider runs it (a provider claims a layout variant only
   // where it prefers it). Unlike accept, false when nothing is placed.

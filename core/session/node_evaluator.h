@@ -4,7 +4,7 @@
 #pragma once
 
 #include "plugin_host/ep_instance.h"
-#include "transform/pass.h"
+#include "transform/framework/pass.h"
 
 namespace loom::session {
 

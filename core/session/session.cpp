@@ -11,7 +11,7 @@
 #include "session/inter_op_pool.h"
 #include "session/node_evaluator.h"
 #include "session/static_limits.h"
-#include "transform/pass_manager.h"
+#include "transform/passes/pipeline.h"
 
 namespace loom {
 

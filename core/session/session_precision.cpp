@@ -3,7 +3,7 @@
 #include "base/logging.h"
 #include "session/fusion_gate.h"
 #include "session/session_impl.h"
-#include "transform/float16_conversion.h"
+#include "transform/passes/float16_conversion.h"
 
 namespace loom {
 

@@ -59,7 +59,7 @@ struct EpOptions {
   int64_t conv_workspace_mb = -1;  // -1: automatic
   // `prefer_nhwc` (auto, true or false; default auto; ONNX Runtime's name):
   // which 2-D convolutions and pools the EP takes in channels-last form
-  // (the core's layout phase, transform/channels_last.h, then rewrites
+  // (the core's layout phase, transform/passes/channels_last.h, then rewrites
   // them between Transposes that cancel along a chain). auto: where they
   // run on tensor cores, which read NHWC natively -- float16, and float32
   // with use_tf32 or precision fp16; true: float32 too; false: none.

@@ -22,7 +22,7 @@ void register_ml_kernels(sdk::KernelRegistry& r);
 void register_image_kernels(sdk::KernelRegistry& r);        // ImageDecoder (codecs under image/)
 
 // The channels-last ops the core's layout phase makes (core
-// transform/channels_last.h: activations NHWC, weights OHWI): Conv,
+// transform/passes/channels_last.h: activations NHWC, weights OHWI): Conv,
 // FusedConv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
 // Registered only with the option prefer_nhwc, so that the layout phase
 // rewrites nodes this EP runs only when asked (tests of the phase).

@@ -1,5 +1,5 @@
 // com.microsoft Attention (1) on the CUDA EP: the BERT-style self attention
-// the core's attention fusion emits (core/transform/attention_fusion.cpp),
+// the core's attention fusion emits (core/transform/passes/attention_fusion.cpp),
 // with the reference EP's semantics (plugins/reference/kernels/
 // contrib_attention.cpp): inputs input [B, S, D_in], weights [D_in, D + D +
 // D_v], optional bias and int32 mask_index ([B], [2B], [B, S], [B, S, S] or

@@ -7,7 +7,7 @@
 // (kernels/conv_geometry.h says how). Bias, FusedConv's residual Z and a
 // ReLU run inside cuDNN's fused call where it has one; otherwise
 // they are one epilogue pass over Y (kernels/conv.h). The loom.nhwc Conv
-// and FusedConv (the core's channels-last layout, transform/channels_last.h:
+// and FusedConv (the core's channels-last layout, transform/passes/channels_last.h:
 // X, Y, Z NHWC, W OHWI) are the same kernel on cuDNN's NHWC descriptors,
 // claimed for the element types prefer_nhwc names (ep_options.h).
 #include <string>

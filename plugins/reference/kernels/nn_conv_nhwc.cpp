@@ -1,4 +1,4 @@
-// The loom.nhwc Conv and FusedConv (transform/channels_last.h): X
+// The loom.nhwc Conv and FusedConv (transform/passes/channels_last.h): X
 // [N, H, W, C], W [M, kH, kW, C/group] (OHWI), B [M], Z and Y
 // [N, oH, oW, M]. A direct loop, one output at a time, accumulating in the
 // compute type (float for float16) over the taps inside the input: the

@@ -2,7 +2,7 @@
 // and MaxUnpool. Windows are visited directly (no im2col): per output
 // position the valid part of the window is a box in the input. The
 // loom.nhwc MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool
-// (transform/channels_last.h) are the same loops over channels-last data:
+// (transform/passes/channels_last.h) are the same loops over channels-last data:
 // plane (n, c) starts at n * spatial * C + c and steps by C.
 #include <algorithm>
 #include <cmath>

@@ -23,7 +23,7 @@
 #include "common/test_env.h"
 #include "ir/graph.h"
 #include "memory/memory_planner.h"
-#include "transform/pass.h"
+#include "transform/passes/passes.h"
 
 namespace loom {
 namespace {

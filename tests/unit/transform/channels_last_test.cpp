@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/model_builder.h"
-#include "transform/channels_last.h"
+#include "transform/passes/channels_last.h"
 #include "unit/transform/fusion_checks.h"
 
 namespace loom {

@@ -7,7 +7,7 @@
 
 #include "common/model_builder.h"
 #include "loom/sdk/dtype.h"
-#include "transform/float16_conversion.h"
+#include "transform/passes/float16_conversion.h"
 #include "unit/transform/fusion_checks.h"
 
 namespace loom {

@@ -1,6 +1,6 @@
 // GraphPatch: staged edits apply only when the resulting graph is well
 // formed; a rejected patch leaves the graph untouched.
-#include "transform/graph_patch.h"
+#include "transform/framework/graph_patch.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The pass manager's controls: levels, disabled passes, stop after run N.
-#include "transform/pass_manager.h"
+#include "transform/passes/pipeline.h"
 
 #include <gtest/gtest.h>
 
