@@ -24,6 +24,13 @@ onnxio::LoadOptions onnx_only() {
   return o;
 }
 
+// Loaded with the in-process inference alone.
+onnxio::LoadOptions in_process_only() {
+  onnxio::LoadOptions o;
+  o.onnx_inference = false;
+  return o;
+}
+
 std::string dims_of(const ir::Graph& g, const std::string& v) {
   const ir::ValueType* t = g.type_of(v);
   if (t == nullptr || !t->has_shape) return "?";
@@ -152,9 +159,7 @@ TEST(SymbolicShapesTest, ShapesKnownOnlyAtRunTimeStillGiveTheRank) {
   testing::add_int_attr(m.node("Unique", {"x"}, {"rows", "r_indices", "r_inverse", "r_counts"}), "axis", 0);
   for (const char* out : {"expanded", "filled", "resized", "padded", "u", "u_inverse", "rows", "r_inverse"})
     m.proto().mutable_graph()->add_output()->set_name(out);
-  onnxio::LoadOptions o;
-  o.onnx_inference = false;
-  auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test", o);
+  auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test", in_process_only());
   ASSERT_TRUE(loaded.has_value()) << loaded.status().message();
   const ir::Graph& g = *loaded->graph;
   EXPECT_EQ(dims_of(g, "expanded"), "?,?,?");
@@ -217,9 +222,7 @@ TEST(SymbolicShapesTest, HostileAttributesAndConstantsLeaveShapesUnknown) {
     m.input("x4", kFloat, {1, 1, 2, 3});
     c.build(m);
     m.output("y", ::onnx::TensorProto::UNDEFINED, {});
-    onnxio::LoadOptions o;
-    o.onnx_inference = false;
-    auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test", o);
+    auto loaded = onnxio::load_model_bytes(m.bytes(), "", "test", in_process_only());
     ASSERT_TRUE(loaded.has_value()) << c.name << ": " << loaded.status().message();
     const ir::ValueType* t = loaded->graph->type_of("y");
     if (t == nullptr || !t->has_shape) continue;
