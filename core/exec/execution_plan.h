@@ -36,7 +36,6 @@ struct Slot {
   std::string name;  // value name; copies are "<name>@<memory>"
   SlotKind kind = SlotKind::kIntermediate;
   size_t memory = 0;                // index into ExecutionPlan::memories
-  const Tensor* constant = nullptr;  // kConstant: the initializer (host)
   ir::ValueType type;               // static type, possibly partial
   int64_t planned_offset = -1;      // offset in the run's arena of `memory`, -1 if not planned
   int64_t planned_bytes = 0;
@@ -137,23 +136,6 @@ class ExecutionPlan {
   std::unique_ptr<LOOM_GraphView> graph_view;
   // Kernel objects to release (also on a plan abandoned half-built).
   std::vector<std::pair<const LOOM_KernelDef*, void*>> created_kernels;
-
-  // Constants whose only reader released them (kernel_release_constant_input):
-  // the session's initializer bytes are dropped and runs bind them with
-  // their dtype and dims but no data. Guarded by `constants_mutex`, which
-  // runs hold while binding constants.
-  mutable std::mutex constants_mutex;
-  mutable std::map<SlotId, std::pair<DType, Dims>> released_constants;
-  // Values whose made shape contradicted the model's declaration, logged
-  // once per plan (check_shapes).
-  mutable std::mutex warned_mutex;
-  mutable std::set<SlotId> warned_shapes;
-  // Per slot, the value runs bind for a constant, built by the first run
-  // that binds it and shared by every run after (rebuilding ~100 of them
-  // per run cost MobileNetV2 60-70 us of a 7.5 ms run); reset when the
-  // constant is released. Guarded by `constants_mutex`; a run keeps the
-  // values it bound alive until it ends.
-  mutable std::vector<std::shared_ptr<const LOOM_Value>> constant_values;
 
   int64_t planned_peak_bytes() const;
   std::string to_string() const;

@@ -129,7 +129,6 @@ class PlanBuilder {
     for (const std::string& in : graph_.inputs) {
       auto init = graph_.initializers.find(in);
       SlotId s = new_slot(in, init != graph_.initializers.end() ? SlotKind::kConstant : SlotKind::kGraphInput, 0);
-      if (init != graph_.initializers.end()) plan_->slots[s].constant = &init->second;
       value_slot_[in] = s;
       plan_->inputs.emplace_back(in, s);
       input_slots_.insert(s);
@@ -137,7 +136,6 @@ class PlanBuilder {
     for (const auto& [name, t] : graph_.initializers) {
       if (value_slot_.count(name)) continue;
       SlotId s = new_slot(name, SlotKind::kConstant, 0);
-      plan_->slots[s].constant = &t;
       value_slot_[name] = s;
     }
   }

@@ -51,6 +51,8 @@ Expected<std::unique_ptr<RunResources>> RunResourcePool::acquire() {
   if (!r) {
     r = std::make_unique<RunResources>();
     r->constants = &constants_;
+    r->host_constants = host_constants_.get();
+    r->shape_warnings = &shape_warnings_;
     r->planned.assign(plan_.memories.size(), nullptr);
     for (const MemoryKind& m : plan_.memories) r->arenas.push_back(&arenas_.arena(m.info, m.allocator));
     r->streams.assign(plan_.streams.size(), nullptr);

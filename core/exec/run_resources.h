@@ -4,8 +4,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <vector>
 
+#include "exec/constant_store.h"
 #include "exec/execution_plan.h"
 #include "memory/memory_arenas.h"
 #include "plugin_host/abi_objects.h"
@@ -29,6 +31,21 @@ class DeviceConstants {
   std::map<SlotId, Entry> entries;  // guarded by mutex
 };
 
+// Values whose made shape contradicted the model's declaration: warned
+// about once per plan, not once per run. Thread-safe.
+class ShapeWarnings {
+ public:
+  // True the first time it is asked for `slot`.
+  bool first(SlotId slot) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return slots_.insert(slot).second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::set<SlotId> slots_;
+};
+
 // The planned buffers of each memory kind (one block per kind, sized by the
 // memory plan, from the session's arena of that kind), a stream per
 // asynchronous stream of the plan and the plan's events (made by the EPs'
@@ -40,6 +57,8 @@ struct RunResources {
   std::vector<LOOM_Event*> events;    // per plan event
   std::vector<std::vector<LOOM_Event*>> timing_events;  // per stream, made as profiling needs them
   DeviceConstants* constants = nullptr;  // the pool's, shared by every run
+  ConstantStore* host_constants = nullptr;  // the pool's: the plan's initializers
+  ShapeWarnings* shape_warnings = nullptr;  // the pool's
 };
 
 // Recycles RunResources across runs, so steady-state runs allocate nothing
@@ -47,10 +66,11 @@ struct RunResources {
 // destroyed before the plan and the EPs.
 class RunResourcePool {
  public:
-  // `arenas` must outlive the pool.
+  // `arenas` must outlive the pool; `host_constants` are the plan's
+  // initializers (ConstantStore::take / share).
   RunResourcePool(const ExecutionPlan& plan, const std::vector<plugin_host::EpInstance*>& eps,
-                  memory::MemoryArenas& arenas)
-      : plan_(plan), eps_(eps), arenas_(arenas) {}
+                  memory::MemoryArenas& arenas, std::unique_ptr<ConstantStore> host_constants)
+      : plan_(plan), eps_(eps), arenas_(arenas), host_constants_(std::move(host_constants)) {}
   ~RunResourcePool();
   Expected<std::unique_ptr<RunResources>> acquire();
   // `resources` must be idle: every stream synchronized. With
@@ -65,6 +85,8 @@ class RunResourcePool {
   std::vector<plugin_host::EpInstance*> eps_;
   memory::MemoryArenas& arenas_;
   DeviceConstants constants_;  // released before the arenas it came from
+  std::unique_ptr<ConstantStore> host_constants_;
+  ShapeWarnings shape_warnings_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<RunResources>> free_;
 };

@@ -78,25 +78,16 @@ void RunState::finish_step(const Step& step) {
 }
 
 void RunState::bind(const std::map<std::string, const LOOM_Value*>& inputs) {
-    {
-      std::lock_guard<std::mutex> lock(plan_.constants_mutex);
-      plan_.constant_values.resize(plan_.slots.size());
-      for (size_t s = 0; s < plan_.slots.size(); ++s) {
-        if (plan_.slots[s].kind != SlotKind::kConstant) continue;
-        std::shared_ptr<const LOOM_Value>& value = plan_.constant_values[s];
-        if (value == nullptr) {
-          auto released = plan_.released_constants.find(static_cast<SlotId>(s));
-          // Released: dtype and dims only, the step that reads it keeps its own copy.
-          value = released == plan_.released_constants.end()
-                      ? plugin_host::tensor_value(*plan_.slots[s].constant)
-                      : plugin_host::tensor_view_value(released->second.first, released->second.second, nullptr,
-                                                       &plan_.memories[0].info);
-        }
-        RuntimeValue& rv = values_[s];
-        rv.shared = value;
-        rv.borrowed = value.get();
-        rv.ready = true;
-      }
+    // Constants from the pool's store (released ones: dtype and dims only,
+    // the step that reads them keeps its own copy).
+    for (size_t s = 0; s < plan_.slots.size(); ++s) {
+      if (plan_.slots[s].kind != SlotKind::kConstant) continue;
+      std::shared_ptr<const LOOM_Value> value =
+          resources_.host_constants->value(static_cast<SlotId>(s), &plan_.memories[0].info);
+      RuntimeValue& rv = values_[s];
+      rv.shared = value;
+      rv.borrowed = value.get();
+      rv.ready = true;
     }
     for (const auto& [name, slot] : plan_.inputs) {
       auto it = inputs.find(name);
@@ -241,8 +232,7 @@ Status RunState::check_static_shape(SlotId slot, const Dims& dims, const Step* s
     for (SlotId in : step->inputs) inputs_drifted = inputs_drifted || (in != kNoSlot && values_[in].drifted);
   if (s.type.declared || inputs_drifted) {
     rv.drifted = true;
-    std::lock_guard<std::mutex> lock(plan_.warned_mutex);
-    if (plan_.warned_shapes.insert(slot).second)
+    if (resources_.shape_warnings->first(slot))
       log::logger()->warn("value '{}' has shape {}, but the model {} {}", s.name, made,
                           s.type.declared ? "declares" : "implies (from a declaration contradicted before it)", typed);
     return Status::ok();

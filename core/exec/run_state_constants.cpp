@@ -1,7 +1,8 @@
 // The session's constants as runs see them: the host initializers a step
-// releases once it has packed them, and the device copies of initializers
-// (made once by the first run, shared by every run, freed when their reader
-// packed them and no run uses them any more).
+// releases once it has packed them (held by the pool's ConstantStore), and
+// the device copies of initializers (made once by the first run, shared by
+// every run, freed when their reader packed them and no run uses them any
+// more).
 #include "exec/run_state.h"
 
 #include <chrono>
@@ -15,19 +16,12 @@ void RunState::release_constant(SlotId slot) {
     if (s.kind == SlotKind::kIntermediate && s.readers == 1 && s.produced_at >= 0 &&
         plan_.steps[static_cast<size_t>(s.produced_at)].constant_copy && resources_.constants != nullptr)
       return release_device_constant(slot);
-    if (s.kind != SlotKind::kConstant || s.readers != 1 || s.constant == nullptr) return;
+    if (s.kind != SlotKind::kConstant || s.readers != 1) return;
     for (const auto& [name, in] : plan_.inputs)
       if (in == slot) return;
-    {
-      std::lock_guard<std::mutex> lock(plan_.constants_mutex);
-      if (plan_.released_constants.count(slot)) return;
-      plan_.released_constants[slot] = {s.constant->dtype(), s.constant->dims()};
-      // The session's graph owns the initializer (the plan borrows it): an
-      // empty Tensor there frees the bytes once runs let go of them. The
-      // next run binds a value without data.
-      const_cast<Tensor&>(*s.constant) = Tensor();
-      if (static_cast<size_t>(slot) < plan_.constant_values.size()) plan_.constant_values[slot].reset();
-    }
+    // The store frees the bytes once runs let go of them; the next run
+    // binds a value without data.
+    if (!resources_.host_constants->release(slot)) return;
     // This run lets go now (so packing weight after weight never holds them
     // all twice); runs in flight elsewhere let go when they end.
     keep_type_only(values_[slot]);
@@ -42,17 +36,13 @@ Status RunState::copy_constant_once(const Step& step, StepTiming* timing) {
   std::lock_guard<std::mutex> lock(constants.mutex);
   auto it = constants.entries.find(out);
   if (it == constants.entries.end()) {
-    {
-      std::lock_guard<std::mutex> released_lock(plan_.constants_mutex);
-      auto released = plan_.released_constants.find(out);
-      if (released != plan_.released_constants.end()) {
-        // Its reader keeps its own packed copy: dtype and dims only.
-        RuntimeValue& dst = values_[out];
-        dst.v = std::move(*plugin_host::tensor_view_value(released->second.first, released->second.second, nullptr,
-                                                          &plan_.memories[plan_.slots[out].memory].info));
-        dst.ready = true;
-        return Status::ok();
-      }
+    if (auto released = resources_.host_constants->released(out)) {
+      // Its reader keeps its own packed copy: dtype and dims only.
+      RuntimeValue& dst = values_[out];
+      dst.v = std::move(*plugin_host::tensor_view_value(released->first, released->second, nullptr,
+                                                        &plan_.memories[plan_.slots[out].memory].info));
+      dst.ready = true;
+      return Status::ok();
     }
     const LOOM_Value& src = *values_[step.inputs[0]].value();
     if (src.kind != LOOM_VALUE_TENSOR || (src.tensor.data == nullptr && src.tensor.count > 0))
@@ -102,8 +92,7 @@ void RunState::release_device_constant(SlotId slot) {
     if (it == constants.entries.end() || it->second.released) return;
     it->second.released = true;
     const LOOM_Tensor& t = it->second.value->tensor;
-    std::lock_guard<std::mutex> released_lock(plan_.constants_mutex);
-    plan_.released_constants[slot] = {static_cast<DType>(t.dtype), t.dims};
+    resources_.host_constants->mark_released(slot, static_cast<DType>(t.dtype), t.dims);
   }
   // This run lets go now; the bytes go when the last run using them ends.
   keep_type_only(values_[slot]);

@@ -34,7 +34,7 @@ transform::NodeEvaluator make_node_evaluator(plugin_host::EpInstance& ep, int64_
     LOOM_ASSIGN_OR_RETURN(partition::Assignment a, partition::partition(pin));
     LOOM_ASSIGN_OR_RETURN(std::unique_ptr<exec::ExecutionPlan> plan, exec::build_plan(g, a, pin.eps));
     memory::MemoryArenas arenas;
-    exec::RunResourcePool pool(*plan, pin.eps, arenas);
+    exec::RunResourcePool pool(*plan, pin.eps, arenas, exec::ConstantStore::share(*plan, g));
     exec::ExecuteOptions options;
     options.limits.max_tensor_bytes = max_tensor_bytes;
     LOOM_ASSIGN_OR_RETURN(std::vector<exec::ValuePtr> produced,

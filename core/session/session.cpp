@@ -198,7 +198,9 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   main_options.check_shapes = true;
   LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps, main_options));
   if (profiler) profiler->phase("plan", plan_start);
-  resources = std::make_unique<exec::RunResourcePool>(*plan, eps, *arenas);
+  // The plan's runs take the initializers from here on; the graph keeps
+  // their types (what runs release is then freed, not held by the IR).
+  resources = std::make_unique<exec::RunResourcePool>(*plan, eps, *arenas, exec::ConstantStore::take(*plan, *graph));
   make_recorder();
   for (const exec::Slot& slot : plan->slots)
     if (slot.kind == exec::SlotKind::kIntermediate && slot.planned_offset < 0) has_unplanned_intermediates = true;
@@ -227,7 +229,8 @@ Expected<std::shared_ptr<const exec::SubgraphPlan>> Session::Impl::plan_on_fallb
   auto sub = std::make_shared<exec::SubgraphPlan>();
   sub->formal_inputs = nodes.inputs;
   LOOM_ASSIGN_OR_RETURN(sub->plan, exec::build_plan(nodes, assignment, eps, exec::PlanOptions{}));
-  sub->resources = std::make_unique<exec::RunResourcePool>(*sub->plan, eps, *arenas);
+  sub->resources =
+      std::make_unique<exec::RunResourcePool>(*sub->plan, eps, *arenas, exec::ConstantStore::share(*sub->plan, nodes));
   return std::shared_ptr<const exec::SubgraphPlan>(std::move(sub));
 }
 
@@ -243,7 +246,8 @@ Expected<std::shared_ptr<const exec::SubgraphPlan>> Session::Impl::plan_subgraph
   sub->formal_inputs = subgraph.inputs;
   for (const std::string& c : subgraph.outer_scope_references()) sub->captures.push_back(c);
   LOOM_ASSIGN_OR_RETURN(sub->plan, exec::build_plan(subgraph, assignment, eps, plan_options(sub->captures)));
-  sub->resources = std::make_unique<exec::RunResourcePool>(*sub->plan, eps, *arenas);
+  sub->resources = std::make_unique<exec::RunResourcePool>(*sub->plan, eps, *arenas,
+                                                           exec::ConstantStore::share(*sub->plan, subgraph));
   return std::shared_ptr<const exec::SubgraphPlan>(std::move(sub));
 }
 
