@@ -61,12 +61,16 @@ bool GraphMatcher::is_float(const std::string& value) const {
   return t != nullptr && t->kind == ValueKind::kTensor && t->dtype == DType::kFloat;
 }
 
-std::optional<std::vector<float>> GraphMatcher::float_constant(const std::string& value) const {
+bool GraphMatcher::is_float_constant(const std::string& value) const {
   auto it = graph_.initializers.find(value);
-  if (it == graph_.initializers.end() || is_graph_input(value) || it->second.dtype() != DType::kFloat)
-    return std::nullopt;
-  const float* d = it->second.data_as<float>();
-  return std::vector<float>(d, d + it->second.element_count());
+  return it != graph_.initializers.end() && !is_graph_input(value) && it->second.dtype() == DType::kFloat;
+}
+
+std::optional<std::vector<float>> GraphMatcher::float_constant(const std::string& value) const {
+  if (!is_float_constant(value)) return std::nullopt;
+  const Tensor& t = graph_.initializers.at(value);
+  const float* d = t.data_as<float>();
+  return std::vector<float>(d, d + t.element_count());
 }
 
 std::optional<std::vector<float>> GraphMatcher::constant_node_floats(const std::string& value) const {
@@ -132,7 +136,7 @@ std::string GraphMatcher::vector_operand(const ir::Node& n, const std::string& o
   if (k == 2) return "";
   const int64_t c = last_dim(value);
   auto dims = constant_dims(n.inputs[k]);
-  if (c <= 0 || !dims || *dims != Dims{c} || !float_constant(n.inputs[k])) return "";
+  if (c <= 0 || !dims || *dims != Dims{c} || !is_float_constant(n.inputs[k])) return "";
   return n.inputs[k];
 }
 

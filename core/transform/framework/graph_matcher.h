@@ -37,6 +37,8 @@ class GraphMatcher {
   // Values of a float32 constant (an initializer that is not an overridable
   // graph input), or nullopt.
   std::optional<std::vector<float>> float_constant(const std::string& value) const;
+  // Whether float_constant would give values, without copying them.
+  bool is_float_constant(const std::string& value) const;
   std::optional<Dims> constant_dims(const std::string& value) const;
   // For a binary `op` node reading `value` and a one-element float constant
   // (second operand; either operand for Add / Mul), the constant's value.

@@ -87,7 +87,7 @@ std::optional<DynamicMatMulMatch> match(const GraphMatcher& m, const ir::Node& m
   const ir::Node* scale_mul = m.producer(*scale);
   if (!scale_mul || !GraphMatcher::is(*scale_mul, "Mul", 2)) return std::nullopt;
   const auto b_scale = other_operand(*scale_mul, dql->outputs[1]);
-  if (!b_scale || !m.float_constant(*b_scale) || !per_tensor_or_column(m, *b_scale, n)) return std::nullopt;
+  if (!b_scale || !m.is_float_constant(*b_scale) || !per_tensor_or_column(m, *b_scale, n)) return std::nullopt;
 
   DynamicMatMulMatch out;
   out.nodes = {mmi.id, cast->id, mul->id};
@@ -96,7 +96,7 @@ std::optional<DynamicMatMulMatch> match(const GraphMatcher& m, const ir::Node& m
   if (const ir::Node* add = m.sole_consumer(mul->outputs[0]); add && GraphMatcher::is(*add, "Add", 2)) {
     const auto bias = other_operand(*add, mul->outputs[0]);
     const auto dims = bias ? m.constant_dims(*bias) : std::nullopt;
-    if (bias && m.float_constant(*bias) && dims && *dims == Dims{n}) {
+    if (bias && m.is_float_constant(*bias) && dims && *dims == Dims{n}) {
       out.nodes.push_back(add->id);
       out.bias = *bias;
       out.output = add->outputs[0];

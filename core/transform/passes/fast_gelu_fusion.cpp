@@ -74,7 +74,7 @@ std::optional<FastGeluMatch> match(const GraphMatcher& m, const ir::Node& tanh) 
   for (size_t i = 0; i < 2 && x.empty(); ++i) {
     const std::string& cand = add->inputs[i];
     const std::string& t = add->inputs[1 - i];
-    if (!m.is_float(cand) || m.float_constant(cand) || t == cand) continue;
+    if (!m.is_float(cand) || m.is_float_constant(cand) || t == cand) continue;
     int count = 0;
     double c = 1.0;
     std::vector<ir::NodeId> ns;

@@ -96,12 +96,12 @@ std::optional<FusedMatMulMatch> match(const GraphMatcher& m, const ir::Node& mm)
     if (swaps_last_two(m, *p)) {
       out.inputs[k] = p->inputs[0];
       out.trans[k] = !out.trans[k];
-    } else if (p->inputs.size() == 2 && !m.float_constant(p->inputs[0]) && m.is_float(p->inputs[0])) {
+    } else if (p->inputs.size() == 2 && !m.is_float_constant(p->inputs[0]) && m.is_float(p->inputs[0])) {
       auto s = scale_of(m, *p, p->inputs[0], false);
       if (!s) continue;
       out.inputs[k] = p->inputs[0];
       out.alpha *= *s;
-    } else if (p->inputs.size() == 2 && !m.float_constant(p->inputs[1]) && m.is_float(p->inputs[1])) {
+    } else if (p->inputs.size() == 2 && !m.is_float_constant(p->inputs[1]) && m.is_float(p->inputs[1])) {
       auto s = scale_of(m, *p, p->inputs[1], false);
       if (!s) continue;
       out.inputs[k] = p->inputs[1];

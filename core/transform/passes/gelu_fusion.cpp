@@ -33,7 +33,7 @@ std::optional<GeluMatch> match(const GraphMatcher& m, const ir::Node& erf) {
   if (!d || m.sole_consumer(erf.inputs[0]) != &erf || d->inputs.size() != 2) return std::nullopt;
   std::string x;
   for (const std::string& v : d->inputs)
-    if (x.empty() && m.is_float(v) && !m.float_constant(v) &&
+    if (x.empty() && m.is_float(v) && !m.is_float_constant(v) &&
         (m.op_with_scalar(*d, "Div", v, kSqrt2) || m.op_with_scalar(*d, "Mul", v, 1.0 / kSqrt2)))
       x = v;
   if (x.empty()) return std::nullopt;

@@ -28,12 +28,12 @@ std::optional<MatMulAddMatch> match(const GraphMatcher& m, const ir::Node& mm) {
   const ir::ValueType* ta = g.type_of(a);
   if (!m.is_float(a) || !ta || !ta->has_shape || ta->dims.size() != 2) return std::nullopt;
   const auto bd = m.constant_dims(b);
-  if (!bd || bd->size() != 2 || !m.float_constant(b)) return std::nullopt;
+  if (!bd || bd->size() != 2 || !m.is_float_constant(b)) return std::nullopt;
   const ir::Node* add = m.sole_consumer(y);
   if (!add || !GraphMatcher::is(*add, "Add", 2) || add->inputs[0] == add->inputs[1]) return std::nullopt;
   const std::string& bias = add->inputs[0] == y ? add->inputs[1] : add->inputs[0];
   const auto cd = m.constant_dims(bias);
-  if (!cd || !m.float_constant(bias)) return std::nullopt;
+  if (!cd || !m.is_float_constant(bias)) return std::nullopt;
   const int64_t n = (*bd)[1];
   if (*cd != Dims{n} && *cd != Dims{1, n}) return std::nullopt;
   return MatMulAddMatch{{mm.id, add->id}, a, b, bias, add->outputs[0], mm.name};
