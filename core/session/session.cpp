@@ -116,7 +116,10 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
 
   // Inputs/outputs as declared, before transformations rename anything.
   for (const std::string& in : graph->inputs) {
-    if (graph->is_initializer(in)) continue;
+    if (graph->is_initializer(in)) {
+      overridable.push_back(declared(in));
+      continue;
+    }
     inputs.push_back(declared(in));
     required_inputs.insert(in);
   }
@@ -299,6 +302,7 @@ Expected<std::unique_ptr<Session>> Session::create_from_bytes(std::shared_ptr<En
 
 const std::vector<ValueInfo>& Session::inputs() const { return impl_->inputs; }
 const std::vector<ValueInfo>& Session::outputs() const { return impl_->outputs; }
+const std::vector<ValueInfo>& Session::overridable_initializers() const { return impl_->overridable; }
 const PlacementReport& Session::placement() const { return impl_->placement; }
 const ModelMetadata& Session::metadata() const { return impl_->metadata; }
 std::string Session::describe_plan() const { return impl_->plan->to_string(); }

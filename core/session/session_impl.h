@@ -74,7 +74,7 @@ struct Session::Impl {
     int run_ = 0;
   };
   PlacementReport placement;
-  std::vector<ValueInfo> inputs, outputs;
+  std::vector<ValueInfo> inputs, outputs, overridable;
   std::set<std::string> required_inputs;
 
   ~Impl() {

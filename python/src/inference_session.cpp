@@ -203,7 +203,8 @@ void register_inference_session(py::module_& m) {
            "priority order (names, or (name, options) pairs); `config` a Loom JSON configuration file.")
       .def("get_inputs", [](const PyInferenceSession& s) { return s.session().inputs(); })
       .def("get_outputs", [](const PyInferenceSession& s) { return s.session().outputs(); })
-      .def("get_overridable_initializers", [](const PyInferenceSession&) { return py::list(); })
+      .def("get_overridable_initializers",
+           [](const PyInferenceSession& s) { return s.session().overridable_initializers(); })
       .def("get_modelmeta", [](const PyInferenceSession& s) { return s.session().metadata(); },
            "Producer, graph name, domain, description, version and the custom metadata map of the model file.")
       .def("get_providers", &PyInferenceSession::providers,

@@ -21,6 +21,21 @@ def test_node_args(add_relu):
     assert "NodeArg(name='a', type='tensor(float)', shape=['N', 3])" == repr(ins[0])
 
 
+def test_overridable_initializers():
+    # A graph input with an initializer: listed apart, fed or not, as in ORT.
+    model = model_bytes([helper.make_node("Mul", ["x", "scale"], ["y"])],
+                        [tensor("x", TensorProto.FLOAT, [2]), tensor("scale", TensorProto.FLOAT, [2])],
+                        [tensor("y", TensorProto.FLOAT, [2])],
+                        initializers=[helper.make_tensor("scale", TensorProto.FLOAT, [2], [2.0, 3.0])])
+    sess = loom.InferenceSession(model, providers=["reference"])
+    assert [i.name for i in sess.get_inputs()] == ["x"]
+    (scale,) = sess.get_overridable_initializers()
+    assert (scale.name, scale.type, scale.shape) == ("scale", "tensor(float)", [2])
+    x = np.ones(2, dtype=np.float32)
+    assert sess.run(None, {"x": x})[0].tolist() == [2.0, 3.0]
+    assert sess.run(None, {"x": x, "scale": np.array([5, 7], dtype=np.float32)})[0].tolist() == [5.0, 7.0]
+
+
 def test_unknown_dims_and_rank():
     # y's rank depends on the length of `shape`, which nobody knows.
     model = model_bytes([helper.make_node("Reshape", ["x", "shape"], ["y"])],

@@ -153,6 +153,10 @@ class Session {
 
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
+  // Graph inputs that also have an initializer: a run may feed them, and
+  // otherwise uses the initializer (ONNX Runtime's overridable
+  // initializers). Not in inputs(), which lists what a run must feed.
+  const std::vector<ValueInfo>& overridable_initializers() const;
   // The values a run can show RunOptions::observe: every value of the
   // top-level graph the plan computes (not inputs or initializers), in plan
   // order, with its static type.

@@ -214,5 +214,33 @@ TEST(SessionTest, ConstantSubgraphsAreFoldedBeforePartitioning) {
   EXPECT_EQ(values_of((*out)[0]), (std::vector<float>{0, -1, -2, -3}));
 }
 
+// A graph input with an initializer is an overridable initializer, as in
+// ONNX Runtime: listed apart from the inputs a run must feed, and taken from
+// the run when fed, else from the model.
+TEST(SessionTest, OverridableInitializersAreListedAndMayBeFed) {
+  testing::ModelBuilder m;
+  m.input("x", ::onnx::TensorProto::FLOAT, {2});
+  m.input("scale", ::onnx::TensorProto::FLOAT, {2});
+  m.float_initializer("scale", {2}, {2, 3});
+  m.node("Mul", {"x", "scale"}, {"y"});
+  m.output("y", ::onnx::TensorProto::FLOAT, {2});
+  auto s = Session::create_from_bytes(testing::reference_env(), m.bytes());
+  ASSERT_TRUE(s.has_value()) << s.status().message();
+  ASSERT_EQ((*s)->inputs().size(), 1u);
+  EXPECT_EQ((*s)->inputs()[0].name, "x");
+  ASSERT_EQ((*s)->overridable_initializers().size(), 1u);
+  const ValueInfo& scale = (*s)->overridable_initializers()[0];
+  EXPECT_EQ(scale.name, "scale");
+  EXPECT_EQ(scale.dtype, DType::kFloat);
+  ASSERT_TRUE(scale.has_shape);
+  EXPECT_EQ(scale.shape.size(), 1u);
+  auto from_model = (*s)->run({{"x", float_tensor({2}, {1, 1})}});
+  ASSERT_TRUE(from_model.has_value()) << from_model.status().message();
+  EXPECT_EQ(values_of((*from_model)[0]), (std::vector<float>{2, 3}));
+  auto fed = (*s)->run({{"x", float_tensor({2}, {1, 1})}, {"scale", float_tensor({2}, {5, 7})}});
+  ASSERT_TRUE(fed.has_value()) << fed.status().message();
+  EXPECT_EQ(values_of((*fed)[0]), (std::vector<float>{5, 7}));
+}
+
 }  // namespace
 }  // namespace loom
