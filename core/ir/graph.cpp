@@ -196,14 +196,31 @@ std::set<std::string> Graph::outer_scope_references() const {
   return refs;
 }
 
+bool gain_element_type(Graph& g, const std::string& value, DType dtype) {
+  if (value.empty() || dtype == DType::kUndefined || g.is_initializer(value)) return false;
+  auto [it, fresh] = g.value_types.try_emplace(value);
+  ValueType& t = it->second;
+  if (!fresh && !(t.kind == ValueKind::kUnknown || (t.kind == ValueKind::kTensor && t.dtype == DType::kUndefined)))
+    return false;
+  t.kind = ValueKind::kTensor;
+  t.dtype = dtype;
+  return true;
+}
+
+std::vector<Graph*> subgraphs_of(const Node& node) {
+  std::vector<Graph*> out;
+  for (const Attribute& a : node.attributes) {
+    if (a.graph) out.push_back(a.graph.get());
+    for (const auto& sub : a.graphs)
+      if (sub) out.push_back(sub.get());
+  }
+  return out;
+}
+
 std::set<std::string> captured_values(const Node& node) {
   std::set<std::string> out;
-  for (const Attribute& a : node.attributes) {
-    std::vector<std::shared_ptr<Graph>> subs = a.graphs;
-    if (a.graph) subs.push_back(a.graph);
-    for (const auto& sg : subs)
-      for (const std::string& v : sg->outer_scope_references()) out.insert(v);
-  }
+  for (const Graph* sg : subgraphs_of(node))
+    for (const std::string& v : sg->outer_scope_references()) out.insert(v);
   return out;
 }
 

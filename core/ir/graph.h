@@ -75,6 +75,15 @@ DType tensor_element_type(const Graph& g, const std::string& value);
 // overridable graph input (nullopt for anything else, "" included).
 std::optional<std::vector<int64_t>> int_constant(const Graph& g, const std::string& value);
 
+// Records `dtype` as `value`'s element type where nothing is known of it
+// yet (no type, or a tensor without element type); never for an
+// initializer, never over a known type. True when it did.
+bool gain_element_type(Graph& g, const std::string& value, DType dtype);
+
+// The subgraphs in `node`'s attributes (graph and graph-list attributes),
+// in attribute order.
+std::vector<Graph*> subgraphs_of(const Node& node);
+
 // Outer-scope values the subgraphs in `node`'s attributes read (captures).
 std::set<std::string> captured_values(const Node& node);
 // Every value `node` reads: its inputs (possibly empty names) then captures.

@@ -267,11 +267,7 @@ class GraphConverter {
 Status check_custom_nodes(const ir::Graph& g, const OpSchemas& schemas) {
   for (const auto& node : g.nodes()) {
     if (schemas.has_custom_domain(node->domain)) LOOM_RETURN_IF_ERROR(check_custom_node(g, *node, schemas));
-    for (const ir::Attribute& a : node->attributes) {
-      if (a.graph) LOOM_RETURN_IF_ERROR(check_custom_nodes(*a.graph, schemas));
-      for (const auto& sub : a.graphs)
-        if (sub) LOOM_RETURN_IF_ERROR(check_custom_nodes(*sub, schemas));
-    }
+    for (const ir::Graph* body : ir::subgraphs_of(*node)) LOOM_RETURN_IF_ERROR(check_custom_nodes(*body, schemas));
   }
   return Status::ok();
 }

@@ -87,11 +87,7 @@ const opreg::OpDef* lookup_op_def(const ir::Graph& graph, const ir::Node& node) 
 void bind_op_defs(ir::Graph& graph) {
   for (const auto& node : graph.nodes()) {
     node->op_def = op_def_of(graph, *node);
-    for (ir::Attribute& a : node->attributes) {
-      if (a.graph) bind_op_defs(*a.graph);
-      for (const auto& g : a.graphs)
-        if (g) bind_op_defs(*g);
-    }
+    for (ir::Graph* body : ir::subgraphs_of(*node)) bind_op_defs(*body);
   }
 }
 

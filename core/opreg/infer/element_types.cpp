@@ -81,11 +81,7 @@ class Inference {
     if (!order) return gained_;
     for (ir::Node* n : *order) {
       // Bodies first: control flow takes its outputs' types from them.
-      for (ir::Attribute& a : n->attributes) {
-        if (a.graph) run(*a.graph);
-        for (const auto& sub : a.graphs)
-          if (sub) run(*sub);
-      }
+      for (ir::Graph* body : ir::subgraphs_of(*n)) run(*body);
       visit(g, *n);
     }
     return gained_;
@@ -150,23 +146,9 @@ class Inference {
     return true;
   }
 
-  // Records a tensor's element type where none is known; a value already
-  // typed (or typed as a sequence, map or optional) is left as it is.
-  void set(ir::Graph& g, const std::string& value, DType d) {
-    if (g.is_initializer(value)) return;
-    auto it = g.value_types.find(value);
-    if (it == g.value_types.end()) {
-      ir::ValueType t;
-      t.dtype = d;
-      g.value_types.emplace(value, t);
-      ++gained_;
-    } else if (it->second.kind == ValueKind::kUnknown ||
-               (it->second.kind == ValueKind::kTensor && it->second.dtype == DType::kUndefined)) {
-      it->second.kind = ValueKind::kTensor;
-      it->second.dtype = d;
-      ++gained_;
-    }
-  }
+  // Records a tensor's element type where none is known (a typed value, or
+  // one typed as a sequence, map or optional, is left as it is).
+  void set(ir::Graph& g, const std::string& value, DType d) { gained_ += ir::gain_element_type(g, value, d) ? 1 : 0; }
 
   int gained_ = 0;
 };

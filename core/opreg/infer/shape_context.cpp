@@ -123,12 +123,7 @@ void ShapeContext::set(const std::string& v, DType dtype, Shape dims) {
 }
 
 void ShapeContext::set_dtype(const std::string& v, DType dtype) {
-  if (v.empty() || g_.is_initializer(v) || dtype == DType::kUndefined) return;
-  ir::ValueType& t = g_.value_types[v];
-  if (t.kind == ValueKind::kUnknown) t.kind = ValueKind::kTensor;
-  if (t.kind != ValueKind::kTensor || t.dtype != DType::kUndefined) return;
-  t.dtype = dtype;
-  ++gained_;
+  if (ir::gain_element_type(g_, v, dtype)) ++gained_;
 }
 
 std::optional<size_t> rank_held(const std::optional<Shape>& s) {

@@ -15,20 +15,20 @@ const ir::Graph* body(const ir::Node& n, const char* name) {
   return a != nullptr && a->type == ir::AttrType::kGraph && a->graph ? a->graph.get() : nullptr;
 }
 
-const ir::ValueType* tensor_type(const ir::Graph& g, const std::string& v) {
-  const ir::ValueType* t = g.type_of(v);
+// Output `k` of body `g`, when it is typed as a tensor.
+const ir::ValueType* body_output(const ir::Graph& g, size_t k) {
+  const ir::ValueType* t = k < g.outputs.size() ? g.type_of(g.outputs[k]) : nullptr;
   return t != nullptr && t->kind == ValueKind::kTensor ? t : nullptr;
 }
 
 std::optional<Shape> body_output_shape(const ir::Graph& g, size_t k) {
-  if (k >= g.outputs.size()) return std::nullopt;
-  const ir::ValueType* t = tensor_type(g, g.outputs[k]);
+  const ir::ValueType* t = body_output(g, k);
   if (t == nullptr || !t->has_shape) return std::nullopt;
   return t->dims;
 }
 
 DType body_output_dtype(const ir::Graph& g, size_t k) {
-  const ir::ValueType* t = k < g.outputs.size() ? tensor_type(g, g.outputs[k]) : nullptr;
+  const ir::ValueType* t = body_output(g, k);
   return t == nullptr ? DType::kUndefined : t->dtype;
 }
 

@@ -56,11 +56,7 @@ int infer_shapes(ir::Graph& graph) {
     // Bodies first, in the scope of what is known here: control flow
     // takes its outputs' shapes from them.
     type_control_flow_bodies(*n, c);
-    for (const ir::Attribute& a : n->attributes) {
-      if (a.graph) bodies += infer_shapes(*a.graph);
-      for (const auto& sub : a.graphs)
-        if (sub) bodies += infer_shapes(*sub);
-    }
+    for (ir::Graph* body : ir::subgraphs_of(*n)) bodies += infer_shapes(*body);
     if (ShapeRule rule = find_shape_rule(n->domain, n->op_type)) {
       rule(*n, c);
     } else if (const OpDef* def = onnxio::op_def_of(graph, *n); def != nullptr && def->infer) {
@@ -77,11 +73,8 @@ bool every_output_typed(const ir::Graph& graph) {
       const ir::ValueType* t = graph.type_of(o);
       if (t == nullptr || t->kind != ValueKind::kTensor || t->dtype == DType::kUndefined || !t->has_shape) return false;
     }
-    for (const ir::Attribute& a : n->attributes) {
-      if (a.graph && !every_output_typed(*a.graph)) return false;
-      for (const auto& sub : a.graphs)
-        if (sub && !every_output_typed(*sub)) return false;
-    }
+    for (const ir::Graph* body : ir::subgraphs_of(*n))
+      if (!every_output_typed(*body)) return false;
   }
   return true;
 }

@@ -295,9 +295,13 @@ std::vector<Case> cases() {
 // CPU EP first (it computes window geometry and sizes of its own).
 // The CPU EPs of this build, each first in a priority list (cpu_onednn is
 // not in every build: LOOM_WITH_ONEDNN, sanitizer builds).
-std::vector<std::vector<std::string>> cpu_provider_lists() {
-  std::vector<std::vector<std::string>> lists = {{"reference"}};
-  if (testing::has_provider("cpu_onednn")) lists.push_back({"cpu_onednn", "reference"});
+// Asked once: has_provider loads the plugins.
+const std::vector<std::vector<std::string>>& cpu_provider_lists() {
+  static const std::vector<std::vector<std::string>> lists = [] {
+    std::vector<std::vector<std::string>> l = {{"reference"}};
+    if (testing::has_provider("cpu_onednn")) l.push_back({"cpu_onednn", "reference"});
+    return l;
+  }();
   return lists;
 }
 
