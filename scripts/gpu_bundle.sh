@@ -20,6 +20,8 @@
 #             graphs (weights stripped: the benchmark writes its torch modules'
 #             weights into them there)
 #   expectations/, tools/, gpu_check.sh, gpu_benchmark.sh, gpu_session.sh, MANIFEST.json
+#   payload.tar.xz  bin/'s neighbours lib/ and models/, packed (the entry
+#             scripts unpack it in place on first use: unpack_payload.sh)
 # Then, on the GPU machine: gpu_bundle/gpu_check.sh OUTDIR (correctness),
 # gpu_bundle/gpu_benchmark.sh OUTDIR (speed against PyTorch on that GPU), or
 # both and the channels-last / algorithm-search comparisons in one command:
@@ -123,6 +125,12 @@ cat > "$out/MANIFEST.json" <<JSON
 {"commit": "$commit", "uncommitted_files": $dirty, "made": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
  "node_tests": $count, "models": ["resnet50", "mobilenetv2", "bert_encoder", "ppocr_det", "ppocr_rec"]}
 JSON
+
+# lib/ and models/ travel xz-packed (the libraries gRPC and OpenSSL bring
+# pushed them past the limit); unpack_payload.sh restores them there.
+tar -C "$out" -cf - lib models | xz -T2 -6 > "$out/payload.tar.xz"
+rm -rf "$out/lib" "$out/models"
+cp "$root/scripts/gpu/unpack_payload.sh" "$out/"
 
 size=$(du -sb "$out" | cut -f1)
 echo "gpu_bundle: $out: $((size / 1024 / 1024)) MiB, $count node tests"

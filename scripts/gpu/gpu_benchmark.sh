@@ -7,6 +7,7 @@
 #   gpu_benchmark.sh OUTDIR [--compile] [--precisions fp32,tf32,fp16]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+"$here/unpack_payload.sh" || exit 1
 out=${1:?usage: gpu_benchmark.sh OUTDIR [options]}
 shift
 mkdir -p "$out"

@@ -9,6 +9,7 @@
 #   gpu_check.sh OUTDIR [--quick]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+"$here/unpack_payload.sh" || exit 1
 out=${1:?usage: gpu_check.sh OUTDIR [--quick]}
 shift
 mkdir -p "$out"
