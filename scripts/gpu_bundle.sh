@@ -5,7 +5,7 @@
 # numpy and onnx, the CUDA 13 runtime / cuBLAS / cuDNN 9 as system
 # libraries or NVIDIA's Python wheels). Runs on the build machine; needs no
 # GPU. Contents:
-#   bin/      loom, loom_cuda_ep_tests, loom_conformance
+#   bin/      loom, loom_cuda_ep_tests, loom_conformance, loom_cudnn_host_cost
 #   lib/      libloom_core, the reference and cuda plugins (lib/loom/plugins),
 #             and the non-system shared libraries they link (protobuf, onnx,
 #             spdlog, fmt, boost...; not glibc, libstdc++ or the CUDA libraries)
@@ -43,7 +43,8 @@ limit=$((60 * 1024 * 1024))
 die() { echo "gpu_bundle: $*" >&2; exit 1; }
 
 plugins=$build/lib/loom/plugins
-need=("$build/bin/loom" "$build/bin/loom_cuda_ep_tests" "$build/bin/loom_conformance" "$build/lib/libloom_core.so"
+need=("$build/bin/loom" "$build/bin/loom_cuda_ep_tests" "$build/bin/loom_conformance" "$build/bin/loom_cudnn_host_cost"
+      "$build/lib/libloom_core.so"
       "$build/lib/loom/loom-inference-server"
       "$plugins/libloom_reference.so" "$plugins/libloom_cuda.so" "$plugins/cuda/libloom_cuda_impl.so")
 for f in "${need[@]}"; do [ -e "$f" ] || die "missing $f (build with the CUDA toolkit and tests: scripts/test.sh builds it)"; done
@@ -55,7 +56,7 @@ done
 
 rm -rf "$out"
 mkdir -p "$out"/{bin,lib/loom/plugins/cuda,models,node,expectations,tools}
-cp "$build/bin/loom" "$build/bin/loom_cuda_ep_tests" "$build/bin/loom_conformance" "$out/bin/"
+cp "$build/bin/loom" "$build/bin/loom_cuda_ep_tests" "$build/bin/loom_conformance" "$build/bin/loom_cudnn_host_cost" "$out/bin/"
 cp -L "$build/lib/libloom_core.so" "$out/lib/"
 for so in "$build"/lib/libloom_core.so.*; do [ -e "$so" ] && cp -L "$so" "$out/lib/"; done
 cp "$plugins/libloom_reference.so" "$plugins/libloom_cuda.so" "$out/lib/loom/plugins/"

@@ -65,13 +65,15 @@ EpOptions parse_ep_options(const sdk::Options& options) {
     } else if (key == "prefer_nhwc") {
       if (value == "auto") parsed.prefer_nhwc = PreferNhwc::kAuto;
       else parsed.prefer_nhwc = parse_bool(key, value) ? PreferNhwc::kOn : PreferNhwc::kOff;
+    } else if (key == "cudnn_fused_conv") {
+      parsed.cudnn_fused_conv = parse_bool(key, value);
     } else if (key == "intra_op_threads") {
       // Host threads: the EP's work runs on the device.
     } else {
       throw sdk::Error("cuda: unknown option '" + key +
                            "' (known: virtual_device, device_id, use_tf32, cudnn_conv_algo_search, precision, "
                            "pinned_staging_mb, host_wait, enable_cuda_graph, conv_workspace_mb, "
-                           "cudnn_conv_use_max_workspace, prefer_nhwc)",
+                           "cudnn_conv_use_max_workspace, prefer_nhwc, cudnn_fused_conv)",
                        LOOM_STATUS_INVALID_ARGUMENT);
     }
   }

@@ -62,8 +62,15 @@ struct EpOptions {
   // (the core's layout phase, transform/passes/channels_last.h, then rewrites
   // them between Transposes that cancel along a chain). auto: where they
   // run on tensor cores, which read NHWC natively -- float16, and float32
-  // with use_tf32 or precision fp16; true: float32 too; false: none.
+  // with use_tf32 or precision fp16, except grouped float32 convolutions
+  // (conv_kernels.cpp says why); true: all float32 too; false: none.
   PreferNhwc prefer_nhwc = PreferNhwc::kAuto;
+  // `cudnn_fused_conv` (true / false, default true): a convolution's bias,
+  // ReLU and residual input go into cuDNN's fused call
+  // (cudnnConvolutionBiasActivationForward) where it takes them; false:
+  // the plain convolution, then Loom's epilogue pass over Y (one more pass
+  // over memory, a cheaper call on the host).
+  bool cudnn_fused_conv = true;
 };
 
 // The element types whose 2-D convolutions and pools the EP takes in

@@ -305,7 +305,7 @@ bool run_with(StreamResources& res, const EpContext& ep, const CudnnConvShape& s
   void* ws = choice->workspace_bytes > 0 ? res.scratch(choice->workspace_bytes, kConvWorkspaceSlot) : nullptr;
   if constexpr (std::is_same_v<Ops, ForwardOps>) {
     const bool precomp = choice->algorithm == static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-    if (fusion != nullptr && cudnn_can_fuse(s.dtype, fusion->bias != nullptr, fusion->relu, fusion->none, precomp) &&
+    if (fusion != nullptr && ep.options.cudnn_fused_conv && cudnn_can_fuse(s.dtype, fusion->bias != nullptr, fusion->relu, fusion->none, precomp) &&
         run_fused_forward(h, p, s, *choice, *fusion, in, w, out, ws))
       return true;
   }

@@ -21,10 +21,14 @@ const std::vector<int32_t> kPoolFloats = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_FLOAT16, 
 const std::vector<int32_t> kMaxPoolTypes = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_FLOAT16, LOOM_DTYPE_DOUBLE, LOOM_DTYPE_INT8,
                                             LOOM_DTYPE_UINT8};
 
+// The pool an op type names (the bare op type: a loom.nhwc node's is its
+// namesake's). Anything else is a registration bug, reported, never run
+// as some other pool.
 PoolKind kind_of(const std::string& op) {
   if (op == "MaxPool" || op == "GlobalMaxPool") return PoolKind::kMax;
   if (op == "AveragePool" || op == "GlobalAveragePool") return PoolKind::kAverage;
-  return PoolKind::kLp;
+  if (op == "LpPool" || op == "GlobalLpPool") return PoolKind::kLp;
+  throw sdk::Error("cuda: '" + op + "' is not a pool", LOOM_STATUS_NOT_IMPLEMENTED);
 }
 
 // LpPool-1 / GlobalLpPool-1 have a float `p`, later versions an int.
@@ -45,7 +49,7 @@ class PoolKernel {
       : nhwc_(n.domain() == kNhwcDomain),
         op_(nhwc_ ? "loom.nhwc " + std::string(n.op_type()) : std::string(n.op_type())),
         attrs_(sdk::window_attrs_of(n, "cuda " + op_)) {
-    params_.kind = kind_of(op_);
+    params_.kind = kind_of(std::string(n.op_type()));  // not op_, which carries "loom.nhwc " for channels-last
     params_.count_include_pad = n.attr_int("count_include_pad", 0) != 0;
     if (params_.kind == PoolKind::kLp) params_.p = lp_exponent(n);
   }

@@ -155,7 +155,8 @@ TEST(CudaConv, Opsets) {
 
 // com.microsoft FusedConv: Y = act(Conv + B + Z).
 void check_fused(const std::string& activation, const std::vector<float>& params, bool bias, bool z,
-                 const Dims& x = {2, 3, 19, 21}, const Dims& w = {5, 3, 3, 3}, int32_t type = kF32) {
+                 const Dims& x = {2, 3, 19, 21}, const Dims& w = {5, 3, 3, 3}, int32_t type = kF32,
+                 const std::shared_ptr<Environment>& gpu = cuda_testing::cuda_env()) {
   std::vector<Operand> in = {{"x", x}, {"w", w}, {bias ? "b" : "", {w[0]}}};
   const Dims y = {x[0], w[0], x[2], x[3]};  // pads 1: same size
   if (z) in.push_back({"z", y});
@@ -164,8 +165,11 @@ void check_fused(const std::string& activation, const std::vector<float>& params
     if (!activation.empty()) add_string_attr(n, "activation", activation);
     if (!params.empty()) add_floats_attr(n, "activation_params", params);
   };
-  check("FusedConv", "com.microsoft", type, in, attrs,
-        (activation.empty() ? "no activation" : activation) + (bias ? " bias" : "") + (z ? " Z" : ""));
+  cuda_testing::expect_matches_reference_in(
+      gpu, cuda_testing::reference_env(), one_node(17, "FusedConv", "com.microsoft", type, in, 4, attrs),
+      random_inputs(type, in), type == kF16 ? kConvHalfTol : kConvFloatTol,
+      "FusedConv " + type_name(type) + " " + (activation.empty() ? "no activation" : activation) +
+          (bias ? " bias" : "") + (z ? " Z" : ""));
 }
 
 TEST(CudaConv, FusedConvActivations) {
@@ -197,6 +201,22 @@ TEST(CudaConv, FusedConvFloat16) {
     check_fused(act, {}, true, true, {2, 8, 19, 21}, {16, 8, 3, 3}, kF16);
   }
   check_fused("Relu", {}, false, true, {1, 8, 14, 14}, {8, 8, 3, 3}, kF16);
+}
+
+// cudnn_fused_conv=0: the plain convolution, then Loom's epilogue pass,
+// for what cuDNN's fused call would have taken (bias, ReLU, Z).
+TEST(CudaConv, FusedConvWithoutCudnnFusion) {
+  LOOM_SKIP_WITHOUT_GPU();
+  Config c;
+  c.providers = {"cuda"};
+  c.fallback = FallbackPolicy::kDeny;
+  c.optimization_level = OptimizationLevel::kDisabled;
+  c.provider_options = {{"cuda", {{"cudnn_fused_conv", "0"}}}};
+  static auto unfused = testing::make_env(c);
+  for (const int32_t type : {kF32, kF16})
+    for (const bool z : {false, true})
+      for (const std::string act : {"Relu", ""})
+        check_fused(act, {}, true, z, {2, 8, 19, 21}, {16, 8, 3, 3}, type, unfused);
 }
 
 // ConvTranspose of X [x] and W [w] (W: [C_in, C_out / group, k...]), with

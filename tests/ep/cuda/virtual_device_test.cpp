@@ -185,6 +185,13 @@ TEST(CudaVirtualDevice, ConvWorkspaceCap) {
   EXPECT_EQ(cuda::conv_workspace_bytes(o, size_t{140} << 30), 4096 * kMiB);
 }
 
+TEST(CudaVirtualDevice, FusedConvOption) {
+  EXPECT_TRUE(cuda::EpOptions{}.cudnn_fused_conv) << "cuDNN's fused call by default";
+  EXPECT_FALSE(cuda::parse_ep_options({{"cudnn_fused_conv", "0"}}).cudnn_fused_conv);
+  EXPECT_TRUE(cuda::parse_ep_options({{"cudnn_fused_conv", "true"}}).cudnn_fused_conv);
+  EXPECT_THROW(cuda::parse_ep_options({{"cudnn_fused_conv", "sometimes"}}), sdk::Error);
+}
+
 TEST(CudaVirtualDevice, BadOptionValueIsNamed) {
   auto env = virtual_env({{"cudnn_conv_algo_search", "FASTEST"}});
   ASSERT_TRUE(env);
