@@ -96,6 +96,8 @@ double max_rel_diff(const void* a, const void* b, size_t bytes, bool half) {
   }
   double diff = 0, scale = 0;
   for (size_t i = 0; i < n; ++i) {
+    // An element left unwritten (NaN) or not finite fails the comparison.
+    if (!std::isfinite(ha[i]) || !std::isfinite(hb[i])) return INFINITY;
     diff = std::max(diff, static_cast<double>(std::abs(ha[i] - hb[i])));
     scale = std::max(scale, static_cast<double>(std::abs(hb[i])));
   }

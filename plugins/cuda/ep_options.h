@@ -62,8 +62,12 @@ struct EpOptions {
   // (the core's layout phase, transform/passes/channels_last.h, then rewrites
   // them between Transposes that cancel along a chain). auto: where they
   // run on tensor cores, which read NHWC natively -- float16, and float32
-  // with use_tf32 or precision fp16, except grouped float32 convolutions
-  // (conv_kernels.cpp says why); true: all float32 too; false: none.
+  // with use_tf32 or precision fp16; true: float32 too; false: none.
+  // (Leaving grouped float32 convolutions NCHW under auto was measured on
+  // an H200 and dropped: MobileNetV2 with TF32 went from 21.1 to 14.4 ms at
+  // batch 128 but from 3.0 to 6.9 ms at batch 1, where the Transposes
+  // around each depthwise step cost host time;
+  // bench/results/gpu-benchmark-2026-11-27-lease2.md.)
   PreferNhwc prefer_nhwc = PreferNhwc::kAuto;
   // `cudnn_fused_conv` (true / false, default true): a convolution's bias,
   // ReLU and residual input go into cuDNN's fused call

@@ -14,7 +14,7 @@ void register_all_kernels(KernelTable& table) {
   register_pool_kernels(table);
   register_batch_norm_kernels(table);
   if (const std::vector<int32_t> types = nhwc_types(table.context().options); !types.empty()) {
-    register_nhwc_conv_kernels(table, types, table.context().options.prefer_nhwc == PreferNhwc::kOn);
+    register_nhwc_conv_kernels(table, types);
     register_nhwc_pool_kernels(table, types);
   }
 }

@@ -274,23 +274,12 @@ std::string nhwc_conv_supported(const sdk::Node& node) {
   return {};
 }
 
-// prefer_nhwc=auto: grouped float32 convolutions (depthwise) stay NCHW.
-// cuDNN runs them channels-last on FMA algorithms several times slower
-// (MobileNetV2 at batch 128 with TF32 on an H200: 21.1 ms channels-last,
-// 9.7 ms NCHW); in float16 channels-last is the faster of the two.
-std::string nhwc_conv_supported_auto(const sdk::Node& node) {
-  if (node.input_dtype(0) == LOOM_DTYPE_FLOAT && node.attr_int("group", 1) != 1)
-    return "grouped float32 convolutions stay NCHW under prefer_nhwc=auto";
-  return nhwc_conv_supported(node);
-}
-
 }  // namespace
 
-void register_nhwc_conv_kernels(KernelTable& t, const std::vector<int32_t>& types, bool all_groups) {
+void register_nhwc_conv_kernels(KernelTable& t, const std::vector<int32_t>& types) {
   constexpr int kOpen = LOOM_OPSET_OPEN_END;
-  const auto supported = all_groups ? nhwc_conv_supported : nhwc_conv_supported_auto;
-  t.add<ConvKernel>(kNhwcDomain, "Conv", 1, kOpen, {{"T", types}}, supported);
-  t.add<ConvKernel>(kNhwcDomain, "FusedConv", 1, kOpen, {{"T", types}}, supported);
+  t.add<ConvKernel>(kNhwcDomain, "Conv", 1, kOpen, {{"T", types}}, nhwc_conv_supported);
+  t.add<ConvKernel>(kNhwcDomain, "FusedConv", 1, kOpen, {{"T", types}}, nhwc_conv_supported);
 }
 
 void register_conv_kernels(KernelTable& t) {

@@ -47,9 +47,7 @@ void register_batch_norm_kernels(KernelTable& table);
 // GlobalMaxPool (pool_kernels.cpp). register_all_kernels adds them for
 // nhwc_types(options) (ep_options.h); none when that is empty.
 inline constexpr const char* kNhwcDomain = "loom.nhwc";
-// all_groups: grouped float32 convolutions too (prefer_nhwc=true; auto
-// leaves them NCHW).
-void register_nhwc_conv_kernels(KernelTable& table, const std::vector<int32_t>& types, bool all_groups);
+void register_nhwc_conv_kernels(KernelTable& table, const std::vector<int32_t>& types);
 void register_nhwc_pool_kernels(KernelTable& table, const std::vector<int32_t>& types);
 
 }  // namespace loom::cuda

@@ -134,18 +134,11 @@ TEST(CudaNhwc, LayoutPhasePlacesChannelsLastChainsOnCuda) {
   auto fp32 = Session::create_from_bytes(env_with(providers, kExtended, options({})), chain_model());
   ASSERT_TRUE(fp32.has_value()) << fp32.status().message();
   EXPECT_TRUE(nhwc_counts(**fp32).empty());
-  auto all = Session::create_from_bytes(env_with(providers, kExtended, options({{"prefer_nhwc", "1"}})), chain_model());
-  ASSERT_TRUE(all.has_value()) << all.status().message();
-  EXPECT_EQ(nhwc_counts(**all), want);
-  // TF32 under prefer_nhwc=auto: the depthwise convolution (with its Clip)
-  // stays NCHW between a Transpose out of the chain and one back in.
-  auto tf32 = Session::create_from_bytes(env_with(providers, kExtended, options({{"use_tf32", "1"}})), chain_model());
-  ASSERT_TRUE(tf32.has_value()) << tf32.status().message();
-  std::map<std::string, int> want_tf32 = want;
-  want_tf32["Transpose on cuda"] = 4;
-  want_tf32["FusedConv on cuda"] = 2;
-  EXPECT_EQ(nhwc_counts(**tf32), want_tf32);
-  for (const auto& n : (*tf32)->placement().nodes) EXPECT_EQ(n.provider, "cuda") << n.node_name << ": " << n.reason;
+  for (const auto& extra : std::vector<std::map<std::string, std::string>>{{{"use_tf32", "1"}}, {{"prefer_nhwc", "1"}}}) {
+    auto s = Session::create_from_bytes(env_with(providers, kExtended, options(extra)), chain_model());
+    ASSERT_TRUE(s.has_value()) << s.status().message();
+    EXPECT_EQ(nhwc_counts(**s), want) << extra.begin()->first;
+  }
   auto off = Session::create_from_bytes(
       env_with(providers, kExtended, options({{"prefer_nhwc", "0"}}), Precision::kFloat16), chain_model());
   ASSERT_TRUE(off.has_value()) << off.status().message();
