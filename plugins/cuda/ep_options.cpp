@@ -67,13 +67,17 @@ EpOptions parse_ep_options(const sdk::Options& options) {
       else parsed.prefer_nhwc = parse_bool(key, value) ? PreferNhwc::kOn : PreferNhwc::kOff;
     } else if (key == "cudnn_fused_conv") {
       parsed.cudnn_fused_conv = parse_bool(key, value);
+    } else if (key == "cudnn_conv_api") {
+      if (value == "legacy") parsed.conv_api = ConvApi::kLegacy;
+      else if (value == "graph") parsed.conv_api = ConvApi::kGraph;
+      else bad_option(key, value, "legacy or graph");
     } else if (key == "intra_op_threads") {
       // Host threads: the EP's work runs on the device.
     } else {
       throw sdk::Error("cuda: unknown option '" + key +
                            "' (known: virtual_device, device_id, use_tf32, cudnn_conv_algo_search, precision, "
                            "pinned_staging_mb, host_wait, enable_cuda_graph, conv_workspace_mb, "
-                           "cudnn_conv_use_max_workspace, prefer_nhwc, cudnn_fused_conv)",
+                           "cudnn_conv_use_max_workspace, prefer_nhwc, cudnn_fused_conv, cudnn_conv_api)",
                        LOOM_STATUS_INVALID_ARGUMENT);
     }
   }

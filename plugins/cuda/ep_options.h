@@ -14,6 +14,7 @@ namespace loom::cuda {
 enum class ConvAlgoSearch { kHeuristic, kExhaustive };
 enum class Precision { kFloat32, kFloat16 };
 enum class PreferNhwc { kAuto, kOn, kOff };
+enum class ConvApi { kLegacy, kGraph };
 
 struct EpOptions {
   // `virtual_device` (true / false, default false): on a machine without a
@@ -75,6 +76,15 @@ struct EpOptions {
   // the plain convolution, then Loom's epilogue pass over Y (one more pass
   // over memory, a cheaper call on the host).
   bool cudnn_fused_conv = true;
+  // `cudnn_conv_api` (legacy or graph, default legacy): how 2-D forward
+  // convolutions call cuDNN. legacy: cudnnConvolutionForward /
+  // cudnnConvolutionBiasActivationForward under the algorithm chosen by
+  // cudnn_conv_algo_search; graph: a graph-API execution plan per problem
+  // and stream, bias, Z and ReLU fused in where an engine takes them
+  // (kernels/cudnn_graph_conv.h), 6-12 us of host time per call against
+  // the legacy calls' 37-160 us on an H200. A problem no graph engine
+  // takes runs the legacy way.
+  ConvApi conv_api = ConvApi::kLegacy;
 };
 
 // The element types whose 2-D convolutions and pools the EP takes in

@@ -29,6 +29,7 @@ StreamResources::~StreamResources() {
   cudaSetDevice(device_);
   if (blas_ != nullptr) cublasDestroy(blas_);
   if (blas_lt_ != nullptr) cublasLtDestroy(blas_lt_);
+  graph_convs_.clear();  // plans built on dnn_ go first
   if (dnn_ != nullptr) cudnnDestroy(dnn_);
   if (sync_event_ != nullptr) cudaEventDestroy(sync_event_);
   for (void* p : scratch_)

@@ -12,8 +12,12 @@
 
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 
+#include "kernels/cudnn_graph_conv.h"
 #include "loom/sdk.h"
 
 namespace loom::cuda {
@@ -56,6 +60,11 @@ class StreamResources {
   // the host runs one step at a time per stream).
   void bind(LOOM_KernelContext* ctx) { ctx_ = ctx; }
 
+  // cuDNN graph-API convolution plans built on this stream's handle, by
+  // problem key (kernels/conv_graph_forward.h); a null entry records that
+  // no engine took the problem. Destroyed before the handle.
+  std::unordered_map<std::string, std::unique_ptr<GraphConvPlan>>& graph_convs() { return graph_convs_; }
+
  private:
   LOOM_KernelContext* ctx_ = nullptr;
   int device_;
@@ -66,6 +75,7 @@ class StreamResources {
   cublasHandle_t blas_ = nullptr;
   cublasLtHandle_t blas_lt_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;
+  std::unordered_map<std::string, std::unique_ptr<GraphConvPlan>> graph_convs_;
   std::array<void*, kScratchSlots> scratch_{};
   std::array<size_t, kScratchSlots> scratch_bytes_{};
 };

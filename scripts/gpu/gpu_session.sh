@@ -11,19 +11,21 @@
 #               float32 convolutions channels-last too), against auto
 #   unfused     ResNet-50 fp16 rows with cudnn_fused_conv=false (the plain
 #               convolution and Loom's epilogue instead of cuDNN's fused call)
+#   graph       the convolution models' rows with cudnn_conv_api=graph
+#               (graph-API plans instead of cuDNN's legacy calls)
 #   exhaustive  ResNet-50 batch 128 with cudnn_conv_algo_search=EXHAUSTIVE
 #   host_cost   the host cost of cuDNN's convolution calls per algorithm
 #               (bin/loom_cudnn_host_cost)
 # Writes at most 8 files into OUTDIR (what a lease brings back: the JSON
 # reports and logs.tgz) and prints the summaries last.
 #
-#   gpu_session.sh OUTDIR [STEP...]   (default: check benchmark nchw unfused host_cost)
+#   gpu_session.sh OUTDIR [STEP...]   (default: check benchmark graph exhaustive host_cost)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: gpu_session.sh OUTDIR [STEP...]}
 shift
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(check benchmark nchw unfused host_cost)
+[ ${#steps[@]} -gt 0 ] || steps=(check benchmark graph exhaustive host_cost)
 work=/tmp/loom_gpu_session
 rm -rf "$work"
 mkdir -p "$out" "$work"
@@ -49,6 +51,7 @@ for s in "${steps[@]}"; do
     check) step check 120 "$here/gpu_check.sh" "$work/check" ;;
     benchmark) bench benchmark 210 150 ;;
     conv_rows) bench conv_rows 120 80 --only "$conv_rows" --precisions fp16,tf32 ;;
+    graph) bench graph 120 80 --only "$conv_rows" --precisions fp16,tf32 --cuda-option cudnn_conv_api=graph ;;
     nchw) bench nchw 80 40 --only resnet50:128:224,mobilenetv2:128:224 --precisions fp16,tf32 \
             --cuda-option prefer_nhwc=false ;;
     nhwc_all) bench nhwc_all 60 20 --only mobilenetv2:128:224 --precisions tf32 --cuda-option prefer_nhwc=true ;;

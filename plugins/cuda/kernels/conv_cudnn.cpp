@@ -1,4 +1,5 @@
 #include "kernels/conv_cudnn.h"
+#include "kernels/conv_graph_forward.h"
 
 #include <cudnn.h>
 
@@ -288,6 +289,12 @@ bool run_fused_forward(cudnnHandle_t h, const Problem& p, const CudnnConvShape& 
 template <class Ops>
 bool run_with(StreamResources& res, const EpContext& ep, const CudnnConvShape& s, const void* in, const void* w,
               void* out, const ConvFusion* fusion) {
+  if constexpr (std::is_same_v<Ops, ForwardOps>) {
+    if (ep.options.conv_api == ConvApi::kGraph)
+      if (const std::optional<bool> fused =
+              graph_conv_forward(res, ep, s, in, w, out, ep.options.cudnn_fused_conv ? fusion : nullptr))
+        return *fused;
+  }
   cudnnHandle_t h = res.dnn();
   const cudnnMathType_t wanted = wanted_math(s.dtype, ep.options);
   const Problem p(s, wanted);

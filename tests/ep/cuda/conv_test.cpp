@@ -70,18 +70,29 @@ std::map<std::string, Tensor> random_inputs(int32_t type, const std::vector<Oper
 }
 
 void check(const std::string& op, const std::string& domain, int32_t type, const std::vector<Operand>& inputs,
-           const Attrs& attrs, const std::string& what, int64_t opset = 17) {
-  expect_matches_reference(one_node(opset, op, domain, type, inputs, inputs[0].dims.size(), attrs),
-                           random_inputs(type, inputs), type == kF16 ? kConvHalfTol : kConvFloatTol,
-                           op + " " + type_name(type) + " " + what);
+           const Attrs& attrs, const std::string& what, int64_t opset = 17,
+           const std::shared_ptr<Environment>& gpu = cuda_testing::cuda_env()) {
+  cuda_testing::expect_matches_reference_in(
+      gpu, cuda_testing::reference_env(), one_node(opset, op, domain, type, inputs, inputs[0].dims.size(), attrs),
+      random_inputs(type, inputs), type == kF16 ? kConvHalfTol : kConvFloatTol, op + " " + type_name(type) + " " + what);
 }
 
 // Conv of X [x] and W [w], with B [w[0]] when `bias`.
 void check_conv(int32_t type, const Dims& x, const Dims& w, bool bias, const Attrs& attrs, const std::string& what,
-                int64_t opset = 17) {
+                int64_t opset = 17, const std::shared_ptr<Environment>& gpu = cuda_testing::cuda_env()) {
   std::vector<Operand> in = {{"x", x}, {"w", w}};
   if (bias) in.push_back({"b", {w[0]}});
-  check("Conv", "", type, in, attrs, what, opset);
+  check("Conv", "", type, in, attrs, what, opset, gpu);
+}
+
+// A cuda environment with `options` for the cuda provider.
+std::shared_ptr<Environment> cuda_env_with(const std::map<std::string, std::string>& options) {
+  Config c;
+  c.providers = {"cuda"};
+  c.fallback = FallbackPolicy::kDeny;
+  c.optimization_level = OptimizationLevel::kDisabled;
+  c.provider_options = {{"cuda", options}};
+  return testing::make_env(c);
 }
 
 Attrs ints(std::vector<std::pair<std::string, Dims>> values, std::string auto_pad = "", int64_t group = 1) {
@@ -207,16 +218,32 @@ TEST(CudaConv, FusedConvFloat16) {
 // for what cuDNN's fused call would have taken (bias, ReLU, Z).
 TEST(CudaConv, FusedConvWithoutCudnnFusion) {
   LOOM_SKIP_WITHOUT_GPU();
-  Config c;
-  c.providers = {"cuda"};
-  c.fallback = FallbackPolicy::kDeny;
-  c.optimization_level = OptimizationLevel::kDisabled;
-  c.provider_options = {{"cuda", {{"cudnn_fused_conv", "0"}}}};
-  static auto unfused = testing::make_env(c);
+  static auto unfused = cuda_env_with({{"cudnn_fused_conv", "0"}});
   for (const int32_t type : {kF32, kF16})
     for (const bool z : {false, true})
       for (const std::string act : {"Relu", ""})
         check_fused(act, {}, true, z, {2, 8, 19, 21}, {16, 8, 3, 3}, type, unfused);
+}
+
+// cudnn_conv_api=graph: 2-D convolutions through graph-API plans (bias, Z
+// and ReLU / identity fused in; other activations after the plain plan),
+// in float (FMA engines only, no TF32) and float16; 1-D and 3-D ones keep
+// the legacy calls.
+TEST(CudaConv, GraphApiMatchesTheReference) {
+  LOOM_SKIP_WITHOUT_GPU();
+  static auto graph = cuda_env_with({{"cudnn_conv_api", "graph"}});
+  for (const int32_t t : {kF32, kF16}) {
+    check_conv(t, {2, 3, 19, 21}, {5, 3, 3, 3}, true, ints({{"pads", {1, 1, 1, 1}}}), "graph 3x3 pads 1", 17, graph);
+    check_conv(t, {1, 8, 17, 16}, {16, 8, 1, 1}, false, ints({{"strides", {2, 2}}}), "graph 1x1 stride 2", 17, graph);
+    check_conv(t, {2, 16, 12, 10}, {16, 1, 3, 3}, true, ints({{"pads", {2, 2, 2, 2}}, {"dilations", {2, 2}}}, "", 16),
+               "graph depthwise dilated", 17, graph);
+    check_conv(t, {1, 8, 9, 9}, {12, 4, 3, 3}, true, ints({{"pads", {0, 1, 1, 0}}}, "", 2),
+               "graph group 2 asymmetric pads", 17, graph);
+    check_conv(t, {2, 4, 9, 7, 5}, {6, 4, 3, 3, 3}, true, ints({}), "graph 3-D (legacy)", 17, graph);
+    for (const std::string act : {"Relu", "", "Sigmoid"})
+      for (const bool z : {false, true}) check_fused(act, {}, true, z, {2, 8, 19, 21}, {16, 8, 3, 3}, t, graph);
+    check_fused("Relu", {}, false, true, {1, 8, 14, 14}, {8, 8, 3, 3}, t, graph);
+  }
 }
 
 // ConvTranspose of X [x] and W [w] (W: [C_in, C_out / group, k...]), with

@@ -257,6 +257,11 @@ TEST(CudaNhwc, ChainMatchesTheReferenceInNchw) {
   EXPECT_EQ(nhwc_counts(*s)["Transpose on cuda"], 2);
   const std::map<std::string, Tensor> feeds = {{"x", random_tensor(DType::kFloat, {4, 3, 32, 32}, 5)}};
   expect_matches_reference_in(gpu, ref, chain_model(), feeds, {1e-4, 1e-5}, "chain");
+  // The same chain's convolutions as cuDNN graph-API plans (channels-last,
+  // FMA engines: no TF32 asked for).
+  auto graph = env_with({"cuda"}, OptimizationLevel::kExtended,
+                        {{"cuda", {{"prefer_nhwc", "1"}, {"cudnn_conv_api", "graph"}}}});
+  expect_matches_reference_in(graph, ref, chain_model(), feeds, {1e-4, 1e-5}, "chain, graph API");
 }
 
 }  // namespace

@@ -185,11 +185,15 @@ TEST(CudaVirtualDevice, ConvWorkspaceCap) {
   EXPECT_EQ(cuda::conv_workspace_bytes(o, size_t{140} << 30), 4096 * kMiB);
 }
 
-TEST(CudaVirtualDevice, FusedConvOption) {
+TEST(CudaVirtualDevice, ConvolutionCallOptions) {
   EXPECT_TRUE(cuda::EpOptions{}.cudnn_fused_conv) << "cuDNN's fused call by default";
   EXPECT_FALSE(cuda::parse_ep_options({{"cudnn_fused_conv", "0"}}).cudnn_fused_conv);
   EXPECT_TRUE(cuda::parse_ep_options({{"cudnn_fused_conv", "true"}}).cudnn_fused_conv);
   EXPECT_THROW(cuda::parse_ep_options({{"cudnn_fused_conv", "sometimes"}}), sdk::Error);
+  EXPECT_EQ(cuda::EpOptions{}.conv_api, cuda::ConvApi::kLegacy) << "the legacy calls until a GPU run says otherwise";
+  EXPECT_EQ(cuda::parse_ep_options({{"cudnn_conv_api", "graph"}}).conv_api, cuda::ConvApi::kGraph);
+  EXPECT_EQ(cuda::parse_ep_options({{"cudnn_conv_api", "legacy"}}).conv_api, cuda::ConvApi::kLegacy);
+  EXPECT_THROW(cuda::parse_ep_options({{"cudnn_conv_api", "v8"}}), sdk::Error);
 }
 
 TEST(CudaVirtualDevice, BadOptionValueIsNamed) {
