@@ -8,9 +8,9 @@
 #include <unordered_set>
 
 #include "exec/kernel_step_rules.h"
+#include "exec/plan_memory.h"
 #include "exec/plan_synchronization.h"
 #include "exec/subgraph_plan.h"
-#include "memory/memory_planner.h"
 #include "plugin_host/abi_objects.h"
 #include "plugin_host/plugin_calls.h"
 #include "profile/profiler.h"
@@ -19,10 +19,6 @@ namespace loom::exec {
 namespace {
 
 using plugin_host::EpInstance;
-
-// The most bytes the static plan sizes in all: more than any host's memory,
-// so a plan past it comes from declared shapes no run will make.
-constexpr int64_t kMaxPlannedBytes = int64_t{1} << 40;
 
 class PlanBuilder {
  public:
@@ -45,7 +41,7 @@ class PlanBuilder {
     for (size_t g : order) LOOM_RETURN_IF_ERROR(add_group(assignment_.groups[g]));
     LOOM_RETURN_IF_ERROR(bind_outputs());
     insert_stream_synchronization(*plan_, extra_reads_);
-    compute_lifetimes_and_memory();
+    plan_lifetimes_and_memory(*plan_, extra_reads_);
     plan_->step_graph = build_step_graph(*plan_);
     return std::move(plan_);
   }
@@ -342,104 +338,6 @@ class PlanBuilder {
       plan_->output_names.push_back(o);
     }
     return Status::ok();
-  }
-
-  void compute_lifetimes_and_memory() {
-    const size_t ns = plan_->slots.size();
-    std::vector<int> producer(ns, -1), last_use(ns, -1);
-    for (size_t i = 0; i < plan_->steps.size(); ++i) {
-      for (SlotId s : plan_->steps[i].inputs)
-        if (s != kNoSlot) last_use[s] = static_cast<int>(i);
-      for (SlotId s : plan_->steps[i].outputs)
-        if (s != kNoSlot) producer[s] = static_cast<int>(i);
-    }
-    for (auto [step, s] : extra_reads_) last_use[s] = std::max(last_use[s], static_cast<int>(step));
-    extend_async_reads(*plan_, last_use);
-    for (const Step& st : plan_->steps)
-      for (SlotId s : st.reads()) ++plan_->slots[s].readers;
-    // Sizes and lifetimes of the intermediates the static shapes determine.
-    std::vector<int64_t> bytes(ns, -1);
-    std::vector<int> dies(ns, -1);
-    int64_t planned_total = 0;
-    for (size_t s = 0; s < ns; ++s) {
-      Slot& slot = plan_->slots[s];
-      if (slot.kind != SlotKind::kIntermediate || producer[s] < 0) continue;
-      dies[s] = std::max(producer[s], last_use[s]);
-      plan_->steps[dies[s]].frees.push_back(static_cast<SlotId>(s));
-      slot.produced_at = producer[s];
-      slot.dies_at = dies[s];
-      if (!slot.type.fully_known() || slot.type.kind != ir::ValueKind::kTensor || dtype_size(slot.type.dtype) == 0)
-        continue;
-      if (plan_->steps[producer[s]].constant_copy) continue;  // kept by the session, not in a run's arena
-      // Declared shapes come from the model and may be absurd: a size that
-      // overflows, or would take the planned total past kMaxPlannedBytes, is
-      // left to run time (sized by the real tensor), which also keeps the
-      // memory planner's sums from overflowing.
-      auto count = checked_element_count(slot.type.known_dims());
-      const auto esize = static_cast<int64_t>(dtype_size(slot.type.dtype));
-      const int64_t room = (kMaxPlannedBytes - planned_total) / esize - memory::kBufferAlignment;  // elements
-      if (!count || *count > room) continue;
-      bytes[s] = *count * esize;
-      planned_total += bytes[s] + memory::kBufferAlignment;
-    }
-    // Each slot's buffer: its own, or the one it takes over in place.
-    std::vector<SlotId> buffer(ns);
-    for (size_t s = 0; s < ns; ++s) buffer[s] = static_cast<SlotId>(s);
-    share_buffers_in_place(bytes, dies, buffer);
-    std::vector<int> buffer_end(ns, -1);
-    for (size_t s = 0; s < ns; ++s)
-      if (bytes[s] >= 0) buffer_end[buffer[s]] = std::max(buffer_end[buffer[s]], dies[s]);
-    std::vector<std::vector<memory::BufferRequest>> requests(plan_->memories.size());
-    std::vector<std::vector<SlotId>> request_slots(plan_->memories.size());
-    std::vector<int64_t> request_of(ns, -1);
-    for (size_t s = 0; s < ns; ++s) {
-      if (bytes[s] < 0 || buffer[s] != static_cast<SlotId>(s)) continue;
-      const size_t m = plan_->slots[s].memory;
-      request_of[s] = static_cast<int64_t>(requests[m].size());
-      requests[m].push_back({bytes[s], producer[s], buffer_end[s]});
-      request_slots[m].push_back(static_cast<SlotId>(s));
-    }
-    for (size_t m = 0; m < plan_->memories.size(); ++m) {
-      memory::MemoryPlan mp = memory::plan_memory(requests[m]);
-      plan_->memories[m].arena_bytes = mp.arena_bytes;
-      for (size_t i = 0; i < request_slots[m].size(); ++i) {
-        Slot& slot = plan_->slots[request_slots[m][i]];
-        slot.planned_offset = mp.offsets[i];
-        slot.planned_bytes = requests[m][i].bytes;
-      }
-    }
-    for (size_t s = 0; s < ns; ++s)
-      if (bytes[s] >= 0 && buffer[s] != static_cast<SlotId>(s)) {
-        plan_->slots[s].planned_offset = plan_->slots[buffer[s]].planned_offset;
-        plan_->slots[s].planned_bytes = bytes[s];
-      }
-  }
-
-  // Where a kernel allows it (LOOM_KernelDef.inplace_pairs), an output takes
-  // over the buffer of an input that dies at that step: same memory, same
-  // bytes, both intermediates the static plan sizes. `buffer` maps each slot
-  // to the slot whose buffer it uses.
-  void share_buffers_in_place(const std::vector<int64_t>& bytes, const std::vector<int>& dies,
-                              std::vector<SlotId>& buffer) const {
-    std::vector<bool> donated(bytes.size(), false);
-    for (size_t i = 0; i < plan_->steps.size(); ++i) {
-      const Step& st = plan_->steps[i];
-      if (st.kind != StepKind::kKernel || !LOOM_HAS_FIELD(st.def, LOOM_KernelDef, inplace_pair_count) ||
-          st.def->inplace_pairs == nullptr)
-        continue;
-      for (uint64_t k = 0; k < st.def->inplace_pair_count; ++k) {
-        const int32_t in = st.def->inplace_pairs[2 * k], out = st.def->inplace_pairs[2 * k + 1];
-        if (in < 0 || out < 0 || static_cast<size_t>(in) >= st.inputs.size() ||
-            static_cast<size_t>(out) >= st.outputs.size())
-          continue;
-        const SlotId x = st.inputs[in], o = st.outputs[out];
-        if (x == kNoSlot || o == kNoSlot || donated[x] || bytes[x] < 0 || bytes[x] != bytes[o] ||
-            dies[x] != static_cast<int>(i) || plan_->slots[x].memory != plan_->slots[o].memory)
-          continue;
-        donated[x] = true;
-        buffer[o] = buffer[x];
-      }
-    }
   }
 
   const ir::Graph& graph_;
