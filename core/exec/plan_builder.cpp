@@ -9,6 +9,7 @@
 
 #include "exec/kernel_step_rules.h"
 #include "exec/plan_memory.h"
+#include "exec/plan_order.h"
 #include "exec/plan_synchronization.h"
 #include "exec/subgraph_plan.h"
 #include "plugin_host/abi_objects.h"
@@ -36,9 +37,9 @@ class PlanBuilder {
     plan_->streams.push_back(StreamInfo{-1, "host"});
     stream_of_ep_.assign(eps_.size(), SIZE_MAX);
 
-    LOOM_ASSIGN_OR_RETURN(std::vector<size_t> order, group_order());
+    LOOM_ASSIGN_OR_RETURN(order_, order_groups(graph_, assignment_));
     bind_graph_values();
-    for (size_t g : order) LOOM_RETURN_IF_ERROR(add_group(assignment_.groups[g]));
+    for (size_t g : order_.groups) LOOM_RETURN_IF_ERROR(add_group(assignment_.groups[g]));
     LOOM_RETURN_IF_ERROR(bind_outputs());
     insert_stream_synchronization(*plan_, extra_reads_);
     plan_lifetimes_and_memory(*plan_, extra_reads_);
@@ -47,43 +48,6 @@ class PlanBuilder {
   }
 
  private:
-  Expected<std::vector<size_t>> group_order() {
-    LOOM_ASSIGN_OR_RETURN(std::vector<ir::Node*> nodes, graph_.topological_order());
-    std::unordered_map<std::string, size_t> producer_group;
-    graph_outputs_.insert(graph_.outputs.begin(), graph_.outputs.end());
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      position_[nodes[i]->id] = i;
-      for (const std::string& o : nodes[i]->outputs)
-        if (!o.empty()) producer_group[o] = assignment_.group_of.at(nodes[i]->id);
-    }
-    const size_t n = assignment_.groups.size();
-    std::vector<std::set<size_t>> succ(n);
-    std::vector<size_t> pending(n, 0), first(n, SIZE_MAX);
-    for (ir::Node* node : nodes) {
-      const size_t g = assignment_.group_of.at(node->id);
-      first[g] = std::min(first[g], position_[node->id]);
-      for (const std::string& v : ir::values_read(*node)) {
-        readers_[v].push_back(node->id);
-        auto it = producer_group.find(v);
-        if (it != producer_group.end() && it->second != g && succ[it->second].insert(g).second) ++pending[g];
-      }
-    }
-    auto later = [&](size_t a, size_t b) { return first[a] > first[b]; };
-    std::priority_queue<size_t, std::vector<size_t>, decltype(later)> ready(later);
-    for (size_t g = 0; g < n; ++g)
-      if (pending[g] == 0) ready.push(g);
-    std::vector<size_t> order;
-    while (!ready.empty()) {
-      size_t g = ready.top();
-      ready.pop();
-      order.push_back(g);
-      for (size_t s : succ[g])
-        if (--pending[s] == 0) ready.push(s);
-    }
-    if (order.size() != n) return invalid_graph("partitions depend on each other in a cycle");
-    return order;
-  }
-
   size_t memory_index(const EpInstance& ep, size_t ep_index) {
     for (size_t i = 0; i < plan_->memories.size(); ++i)
       if (plugin_host::same_memory(plan_->memories[i].info, ep.memory())) return i;
@@ -281,7 +245,7 @@ class PlanBuilder {
     std::vector<const ir::Node*> nodes;  // topological order
     for (ir::NodeId id : members) nodes.push_back(graph_.find_node(id));
     std::sort(nodes.begin(), nodes.end(),
-              [&](const ir::Node* a, const ir::Node* b) { return position_.at(a->id) < position_.at(b->id); });
+              [&](const ir::Node* a, const ir::Node* b) { return order_.position.at(a->id) < order_.position.at(b->id); });
     std::unordered_set<std::string> produced;
     for (const ir::Node* n : nodes)
       for (const std::string& o : n->outputs)
@@ -293,9 +257,9 @@ class PlanBuilder {
         if (!v.empty() && !produced.count(v) && seen.insert(v).second) inputs.push_back(v);
     // Outputs: produced inside and needed outside (other nodes or graph outputs).
     auto needed = [&](const std::string& o) {
-      auto r = readers_.find(o);
-      return graph_outputs_.count(o) > 0 ||
-             (r != readers_.end() &&
+      auto r = order_.readers.find(o);
+      return order_.graph_outputs.count(o) > 0 ||
+             (r != order_.readers.end() &&
               std::any_of(r->second.begin(), r->second.end(), [&](ir::NodeId id) { return !members.count(id); }));
     };
     for (const ir::Node* n : nodes)
@@ -346,11 +310,7 @@ class PlanBuilder {
   const PlanOptions& options_;
   std::unique_ptr<ExecutionPlan> plan_;
   std::unordered_map<ir::NodeId, const LOOM_NodeView*> views_;
-  // From group_order(): each node's place in a topological order, the nodes
-  // reading each value (inputs and captures) and the graph outputs.
-  std::unordered_map<ir::NodeId, size_t> position_;
-  std::unordered_map<std::string, std::vector<ir::NodeId>> readers_;
-  std::unordered_set<std::string> graph_outputs_;
+  PlanOrder order_;  // the groups' order, and each node's place, each value's readers, the graph outputs
   std::vector<int> memory_owner_;  // per memory kind: EP index owning it (-1 host)
   std::vector<size_t> stream_of_ep_;  // per EP: its stream once it has one (SIZE_MAX before)
   std::unordered_map<std::string, SlotId> value_slot_;
