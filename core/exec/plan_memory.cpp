@@ -89,11 +89,9 @@ void plan_lifetimes_and_memory(ExecutionPlan& plan, const std::vector<std::pair<
     if (bytes[s] >= 0) buffer_end[buffer[s]] = std::max(buffer_end[buffer[s]], dies[s]);
   std::vector<std::vector<memory::BufferRequest>> requests(plan.memories.size());
   std::vector<std::vector<SlotId>> request_slots(plan.memories.size());
-  std::vector<int64_t> request_of(ns, -1);
   for (size_t s = 0; s < ns; ++s) {
     if (bytes[s] < 0 || buffer[s] != static_cast<SlotId>(s)) continue;
     const size_t m = plan.slots[s].memory;
-    request_of[s] = static_cast<int64_t>(requests[m].size());
     requests[m].push_back({bytes[s], producer[s], buffer_end[s]});
     request_slots[m].push_back(static_cast<SlotId>(s));
   }

@@ -289,11 +289,10 @@ bool run_fused_forward(cudnnHandle_t h, const Problem& p, const CudnnConvShape& 
 template <class Ops>
 bool run_with(StreamResources& res, const EpContext& ep, const CudnnConvShape& s, const void* in, const void* w,
               void* out, const ConvFusion* fusion) {
+  if (!ep.options.cudnn_fused_conv) fusion = nullptr;  // the caller's epilogue pass applies it
   if constexpr (std::is_same_v<Ops, ForwardOps>) {
     if (ep.options.conv_api == ConvApi::kGraph)
-      if (const std::optional<bool> fused =
-              graph_conv_forward(res, ep, s, in, w, out, ep.options.cudnn_fused_conv ? fusion : nullptr))
-        return *fused;
+      if (const std::optional<bool> fused = graph_conv_forward(res, ep, s, in, w, out, fusion)) return *fused;
   }
   cudnnHandle_t h = res.dnn();
   const cudnnMathType_t wanted = wanted_math(s.dtype, ep.options);
@@ -312,7 +311,7 @@ bool run_with(StreamResources& res, const EpContext& ep, const CudnnConvShape& s
   void* ws = choice->workspace_bytes > 0 ? res.scratch(choice->workspace_bytes, kConvWorkspaceSlot) : nullptr;
   if constexpr (std::is_same_v<Ops, ForwardOps>) {
     const bool precomp = choice->algorithm == static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-    if (fusion != nullptr && ep.options.cudnn_fused_conv && cudnn_can_fuse(s.dtype, fusion->bias != nullptr, fusion->relu, fusion->none, precomp) &&
+    if (fusion != nullptr && cudnn_can_fuse(s.dtype, fusion->bias != nullptr, fusion->relu, fusion->none, precomp) &&
         run_fused_forward(h, p, s, *choice, *fusion, in, w, out, ws))
       return true;
   }

@@ -11,7 +11,7 @@ namespace loom::cuda {
 namespace {
 
 // The plan's problem: s's dims, and the fusion asked for.
-GraphConvShape graph_shape(const EpContext& ep, const CudnnConvShape& s, bool bias, bool z, bool relu) {
+GraphConvShape graph_shape(const CudnnConvShape& s, bool tensor_cores, bool bias, bool z, bool relu) {
   GraphConvShape g;
   for (int i = 0; i < 4; ++i) {
     g.x[i] = s.x[i];
@@ -25,7 +25,7 @@ GraphConvShape graph_shape(const EpContext& ep, const CudnnConvShape& s, bool bi
   }
   g.nhwc = s.nhwc;
   g.data = s.dtype == LOOM_DTYPE_FLOAT16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
-  g.tensor_cores = s.dtype == LOOM_DTYPE_FLOAT16 || ep.options.use_tf32;
+  g.tensor_cores = tensor_cores;
   g.bias = bias;
   g.z = z;
   g.relu = relu;
@@ -55,7 +55,9 @@ const GraphConvPlan* plan_for(StreamResources& res, const EpContext& ep, const s
 std::optional<bool> graph_conv_forward(StreamResources& res, const EpContext& ep, const CudnnConvShape& s,
                                        const void* in, const void* w, void* out, const ConvFusion* fusion) {
   if (s.nb_dims != 4 || (s.dtype != LOOM_DTYPE_FLOAT && s.dtype != LOOM_DTYPE_FLOAT16)) return std::nullopt;
-  const std::string base = conv_choice_key("graph", s, s.dtype == LOOM_DTYPE_FLOAT16 || ep.options.use_tf32, false);
+  // Tensor cores for float16, and for float32 only with TF32 asked for (as the legacy path's math type).
+  const bool tensor_cores = s.dtype == LOOM_DTYPE_FLOAT16 || ep.options.use_tf32;
+  const std::string base = conv_choice_key("graph", s, tensor_cores, false);
   // Bias, Z and ReLU / identity in the plan, as cuDNN's fused legacy call takes them.
   const bool fuse = fusion != nullptr && fusion->bias != nullptr && (fusion->relu || fusion->none);
   const GraphConvPlan* plan = nullptr;
@@ -63,10 +65,10 @@ std::optional<bool> graph_conv_forward(StreamResources& res, const EpContext& ep
   if (fuse) {
     const bool z = fusion->z != nullptr;
     plan = plan_for(res, ep, base + (z ? "|bias|z" : "|bias") + (fusion->relu ? "|relu" : ""),
-                    graph_shape(ep, s, true, z, fusion->relu));
+                    graph_shape(s, tensor_cores, true, z, fusion->relu));
     fused = plan != nullptr;
   }
-  if (plan == nullptr) plan = plan_for(res, ep, base, graph_shape(ep, s, false, false, false));
+  if (plan == nullptr) plan = plan_for(res, ep, base, graph_shape(s, tensor_cores, false, false, false));
   if (plan == nullptr) return std::nullopt;
   void* ws = plan->workspace_bytes() > 0 ? res.scratch(plan->workspace_bytes(), kConvWorkspaceSlot) : nullptr;
   const cudnnStatus_t st = plan->run(res.dnn(), in, w, out, fused ? fusion->bias : nullptr,
