@@ -396,7 +396,7 @@ Status RunState::run_step(const Step& step, StepTiming* timing) {
       for (SlotId s : step.frees) drop(values_[s]);
     return Status::ok();
   }
-  StepKernelContext ctx(*this, step);
+  StepKernelContext ctx(*this, step, timing);
   // EPs that declared they cannot run concurrently run one step at a time
   // (recursive: a control-flow step of such an EP runs its body's steps).
   std::unique_lock<std::recursive_mutex> serial;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,14 @@ struct StepTiming {
   std::string inputs;    // "float[1,3,224,224]; int64[2]"
   std::string outputs;
   uint64_t bytes = 0;    // copies
+  // Pieces of the work the plugin named (LOOM_HostApi::kernel_profile_part).
+  struct Part {
+    std::string name;
+    std::chrono::steady_clock::time_point start, end;
+  };
+  std::vector<Part> parts;
+  // Constant inputs the plugin let the host free (kernel_release_constant_input).
+  std::vector<std::string> released_constants;
 };
 
 using ValuePtr = std::unique_ptr<LOOM_Value>;
@@ -158,12 +167,14 @@ class RunState {
   // Drops the session's bytes of constant `slot` when `step` is its only
   // reader and it is not an overridable graph input (see
   // LOOM_HostApi::kernel_release_constant_input). This run keeps its own
-  // reference until it ends.
-  void release_constant(SlotId slot);
+  // reference until it ends. True when the bytes go (now or when runs in
+  // flight end), false when the host keeps them.
+  bool release_constant(SlotId slot);
 
   Expected<ValuePtr> take_output(SlotId slot);
 
   int32_t static_dtype(SlotId slot) const { return static_cast<int32_t>(plan_.slots[slot].type.dtype); }
+  const std::string& slot_name(SlotId slot) const { return plan_.slots[slot].name; }
   const LOOM_Value* value_of(SlotId slot) const { return values_[slot].ready ? values_[slot].value() : nullptr; }
   std::vector<RuntimeValue>& values() { return values_; }
   const std::vector<plugin_host::EpInstance*>& eps() const { return eps_; }
@@ -177,7 +188,7 @@ class RunState {
   // idle: called last by the destructor).
   void let_go_of_constants();
   // A device constant's reader packed it: later runs bind it without data.
-  void release_device_constant(SlotId slot);
+  bool release_device_constant(SlotId slot);
   // A released constant's value in this run: its dtype, dims and memory, no data.
   static void keep_type_only(RuntimeValue& rv);
   // Partitions whose EP declined a run's inputs (exec/partition_fallback.h).

@@ -9,23 +9,24 @@
 
 namespace loom::exec {
 
-void RunState::release_constant(SlotId slot) {
-    if (slot == kNoSlot) return;
-    const Slot& s = plan_.slots[slot];
-    // The session's device copy of an initializer, read by this step alone.
-    if (s.kind == SlotKind::kIntermediate && s.readers == 1 && s.produced_at >= 0 &&
-        plan_.steps[static_cast<size_t>(s.produced_at)].constant_copy && resources_.constants != nullptr)
-      return release_device_constant(slot);
-    if (s.kind != SlotKind::kConstant || s.readers != 1) return;
-    for (const auto& [name, in] : plan_.inputs)
-      if (in == slot) return;
-    // The store frees the bytes once runs let go of them; the next run
-    // binds a value without data.
-    if (!resources_.host_constants->release(slot)) return;
-    // This run lets go now (so packing weight after weight never holds them
-    // all twice); runs in flight elsewhere let go when they end.
-    keep_type_only(values_[slot]);
-  }
+bool RunState::release_constant(SlotId slot) {
+  if (slot == kNoSlot) return false;
+  const Slot& s = plan_.slots[slot];
+  // The session's device copy of an initializer, read by this step alone.
+  if (s.kind == SlotKind::kIntermediate && s.readers == 1 && s.produced_at >= 0 &&
+      plan_.steps[static_cast<size_t>(s.produced_at)].constant_copy && resources_.constants != nullptr)
+    return release_device_constant(slot);
+  if (s.kind != SlotKind::kConstant || s.readers != 1) return false;
+  for (const auto& [name, in] : plan_.inputs)
+    if (in == slot) return false;
+  // The store frees the bytes once runs let go of them; the next run
+  // binds a value without data.
+  if (!resources_.host_constants->release(slot)) return false;
+  // This run lets go now (so packing weight after weight never holds them
+  // all twice); runs in flight elsewhere let go when they end.
+  keep_type_only(values_[slot]);
+  return true;
+}
 
 // The session's device copy of an initializer (made by the first run,
 // synchronously, so that every later run on any stream finds it complete),
@@ -84,18 +85,19 @@ Status RunState::copy_constant_once(const Step& step, StepTiming* timing) {
   return Status::ok();
 }
 
-void RunState::release_device_constant(SlotId slot) {
+bool RunState::release_device_constant(SlotId slot) {
   DeviceConstants& constants = *resources_.constants;
   {
     std::lock_guard<std::mutex> lock(constants.mutex);
     auto it = constants.entries.find(slot);
-    if (it == constants.entries.end() || it->second.released) return;
+    if (it == constants.entries.end() || it->second.released) return false;
     it->second.released = true;
     const LOOM_Tensor& t = it->second.value->tensor;
     resources_.host_constants->mark_released(slot, static_cast<DType>(t.dtype), t.dims);
   }
   // This run lets go now; the bytes go when the last run using them ends.
   keep_type_only(values_[slot]);
+  return true;
 }
 
 void RunState::keep_type_only(RuntimeValue& rv) {

@@ -9,6 +9,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,10 @@ namespace loom::exec {
 
 class StepKernelContext final : public LOOM_KernelContext {
  public:
-  StepKernelContext(RunState& run, const Step& step) : run_(run), step_(step), scratch_(step.outputs.size()) {}
+  // `timing`: where a profiled run keeps what the plugin reports; NULL when
+  // the run is not profiled.
+  StepKernelContext(RunState& run, const Step& step, StepTiming* timing)
+      : run_(run), step_(step), timing_(timing), scratch_(step.outputs.size()) {}
   ~StepKernelContext() {
     for (RuntimeValue& v : scratch_) run_.drop(v);
     for (RuntimeValue& v : working_) run_.drop(v);
@@ -56,7 +60,20 @@ class StepKernelContext final : public LOOM_KernelContext {
   }
   const LOOM_NodeView* node() const override { return step_.node_view; }
   void release_constant_input(uint64_t i) override {
-    if (i < step_.inputs.size()) run_.release_constant(step_.inputs[i]);
+    if (i >= step_.inputs.size()) return;
+    if (run_.release_constant(step_.inputs[i]) && timing_ != nullptr) {
+      std::lock_guard<std::mutex> lock(timing_mutex_);
+      timing_->released_constants.push_back(run_.slot_name(step_.inputs[i]));
+    }
+  }
+  bool profiling() const override { return timing_ != nullptr; }
+  void profile_part(std::string name, uint64_t start_ns, uint64_t end_ns) override {
+    if (timing_ == nullptr) return;
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point start{std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(start_ns))};
+    const Clock::time_point end{std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(end_ns))};
+    std::lock_guard<std::mutex> lock(timing_mutex_);
+    timing_->parts.push_back({std::move(name), start, end});
   }
   LOOM_Stream* stream() const override { return run_.stream(step_.stream); }
   bool should_stop() const override { return run_.limits().cancelled() || run_.limits().timed_out(); }
@@ -118,6 +135,8 @@ class StepKernelContext final : public LOOM_KernelContext {
   }
   RunState& run_;
   const Step& step_;
+  StepTiming* timing_;
+  std::mutex timing_mutex_;  // profile_part may be called from the kernel's threads
   std::vector<RuntimeValue> scratch_;  // unnamed outputs
   std::deque<RuntimeValue> working_;   // kernel_scratch buffers, freed (or deferred) when compute returns
   std::string error_;

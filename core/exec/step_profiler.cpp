@@ -1,5 +1,7 @@
 #include "exec/step_profiler.h"
 
+#include <algorithm>
+
 #include "plugin_host/abi_objects.h"
 
 namespace loom::exec {
@@ -93,10 +95,21 @@ void StepProfiler::step_span(size_t step, profile::Clock::time_point start, cons
     args["kernel_us"] = timing.kernel_us;
   }
   if (st.kind == StepKind::kCopy) args["bytes"] = timing.bytes;
+  if (!timing.released_constants.empty()) args["released_constants"] = timing.released_constants;
   if (!ok) args["failed"] = true;
   const int tid = st.stream == kHostStream ? profiler_.thread_lane()
                                            : profile::kFirstLaunchTid + static_cast<int>(st.stream);
   profiler_.span(profile::kHostPid, tid, "step", st.name, ts, dur, std::move(args));
+  // What the plugin said ran inside the step, nested in its span (clipped
+  // to it, so a plugin's clock slip cannot draw a piece outside the step).
+  for (const StepTiming::Part& part : timing.parts) {
+    const double from = std::max(ts, profiler_.us(part.start));
+    const double to = std::min(ts + dur, profiler_.us(part.end));
+    if (to < from) continue;
+    nlohmann::json part_args = {{"run", run_}, {"step", step}, {"op_type", st.op_type}};
+    if (st.kind == StepKind::kKernel || st.kind == StepKind::kPartition) part_args["ep"] = eps_[st.ep]->name();
+    profiler_.span(profile::kHostPid, tid, "part", part.name, from, to - from, std::move(part_args));
+  }
 }
 
 void StepProfiler::finish() {

@@ -92,6 +92,12 @@ struct LOOM_KernelContext {
   virtual void* scratch(uint64_t bytes) = 0;
   // See LOOM_HostApi::kernel_should_stop.
   virtual bool should_stop() const { return false; }
+  // See LOOM_HostApi::kernel_profiling / kernel_profile_part: contexts of
+  // runs that are not profiled keep nothing.
+  virtual bool profiling() const { return false; }
+  virtual void profile_part(std::string name, uint64_t start_ns, uint64_t end_ns) {
+    (void)name, (void)start_ns, (void)end_ns;
+  }
 };
 
 struct LOOM_ClaimSink {

@@ -349,6 +349,15 @@ void kernel_release_constant_input(LOOM_KernelContext* c, uint64_t i) {
 
 LOOM_Stream* kernel_stream(const LOOM_KernelContext* c) { return c != nullptr ? c->stream() : nullptr; }
 int32_t kernel_should_stop(const LOOM_KernelContext* c) { return c != nullptr && c->should_stop() ? 1 : 0; }
+int32_t kernel_profiling(const LOOM_KernelContext* c) { return c != nullptr && c->profiling() ? 1 : 0; }
+void kernel_profile_part(LOOM_KernelContext* c, LOOM_StringView name, uint64_t start_ns, uint64_t end_ns) {
+  if (c == nullptr || end_ns < start_ns || (name.size != 0 && name.data == nullptr)) return;
+  try {
+    c->profile_part(str(name), start_ns, end_ns);
+  } catch (...) {
+    // What the profile shows: a piece it cannot keep is only left out.
+  }
+}
 void* kernel_scratch(LOOM_KernelContext* c, uint64_t bytes) {
   if (c == nullptr) return nullptr;
   try {
@@ -438,6 +447,8 @@ LOOM_HostApi make_table() {
   t.value_create_map = value_create_map;
   t.value_map_keys = value_map_keys;
   t.value_map_values = value_map_values;
+  t.kernel_profiling = kernel_profiling;
+  t.kernel_profile_part = kernel_profile_part;
   return t;
 }
 

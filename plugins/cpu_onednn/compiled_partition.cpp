@@ -22,11 +22,6 @@ bool parameter_only(const PartitionSpec& spec, const std::string& name) {
 
 }  // namespace
 
-Counters& counters() {
-  static Counters c;
-  return c;
-}
-
 OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, EpOptions options)
     : spec_(std::move(spec)), engine_(std::move(engine)), options_(options) {
   // Once per partition, before any program is planned from the spec.
@@ -56,8 +51,20 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
   for (size_t i = 0; i < key.size(); ++i)
     for (int64_t d : key[i])
       if (d == 0 && !parameter_only(spec_, spec_.inputs[i])) throw sdk::Error("cpu_onednn: empty (zero-sized) inputs are not supported", LOOM_STATUS_NOT_IMPLEMENTED);
-  std::shared_ptr<const Program> program = ProgramBuilder(engine_, spec_, ctx, options_, constants_).build();
-  ++counters().programs_built;
+  std::shared_ptr<const Program> program;
+  {
+    // Profiles show the compilation a new shape costs, and which shape.
+    sdk::ProfilePart part(ctx, [&] {
+      std::string shapes;
+      for (const std::vector<int64_t>& dims : key) {
+        shapes += shapes.empty() ? "[" : " [";
+        for (size_t d = 0; d < dims.size(); ++d) shapes += (d ? "," : "") + std::to_string(dims[d]);
+        shapes += "]";
+      }
+      return "build program: " + shapes;
+    });
+    program = ProgramBuilder(engine_, spec_, ctx, options_, constants_).build();
+  }
   if (cache_.size() >= options_.program_cache_size) {
     auto oldest = cache_.begin();
     for (auto c = cache_.begin(); c != cache_.end(); ++c)
@@ -72,7 +79,6 @@ void OnednnPartition::compute(void*, sdk::KernelContext& ctx) {
   // oneDNN's OpenMP build sizes its parallel regions from the calling
   // thread's ICV; set it before creating and before executing primitives.
   if (omp_get_max_threads() != options_.threads) omp_set_num_threads(options_.threads);
-  ++counters().partition_runs;
   program_for(ctx)->execute(ctx);
 }
 

@@ -1,5 +1,6 @@
 #include "program.h"
 
+#include <chrono>
 #include <cstdlib>
 
 namespace loom::onednn {
@@ -75,6 +76,34 @@ void Program::give_back(std::unique_ptr<Arena> arena) const {
   pool_.push_back(std::move(arena));
 }
 
+std::string primitive_name(const dnnl::primitive& p) {
+  using K = dnnl::primitive::kind;
+  switch (p.get_kind()) {
+    case K::reorder: return "reorder";
+    case K::shuffle: return "shuffle";
+    case K::concat: return "concat";
+    case K::sum: return "sum";
+    case K::convolution: return "convolution";
+    case K::deconvolution: return "deconvolution";
+    case K::eltwise: return "eltwise";
+    case K::softmax: return "softmax";
+    case K::pooling: return "pooling";
+    case K::lrn: return "lrn";
+    case K::batch_normalization: return "batch_normalization";
+    case K::layer_normalization: return "layer_normalization";
+    case K::inner_product: return "inner_product";
+    case K::binary: return "binary";
+    case K::logsoftmax: return "logsoftmax";
+    case K::matmul: return "matmul";
+    case K::resampling: return "resampling";
+    case K::pooling_v2: return "pooling";
+    case K::reduction: return "reduction";
+    case K::prelu: return "prelu";
+    case K::softmax_v2: return "softmax";
+    default: return "primitive";
+  }
+}
+
 void Program::execute(sdk::KernelContext& ctx) const {
   std::unique_ptr<Arena> arena = borrow_arena();
   // Bind this run's input and output tensors. A dnnl::memory shares its
@@ -92,16 +121,20 @@ void Program::execute(sdk::KernelContext& ctx) const {
   try {
     dnnl::stream stream(engine_);
     std::vector<dnnl::memory> host_args;
+    const bool profiled = ctx.profiling();
     for (size_t i = 0; i < steps_.size(); ++i) {
       const Step& step = steps_[i];
+      const auto start = profiled ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       if (!step.host) {
         step.primitive.execute(stream, arena->step_args[i]);
-        continue;
+        if (profiled) stream.wait();  // the part ends when the primitive has
+      } else {
+        stream.wait();  // a host step reads what earlier primitives wrote
+        host_args.clear();
+        for (const auto& a : step.args) host_args.push_back(arena->memories[a.second]);
+        step.host(host_args);
       }
-      stream.wait();  // a host step reads what earlier primitives wrote
-      host_args.clear();
-      for (const auto& a : step.args) host_args.push_back(arena->memories[a.second]);
-      step.host(host_args);
+      if (profiled) ctx.profile_part(step.what + ": " + step.label, start, std::chrono::steady_clock::now());
     }
     stream.wait();
   } catch (const dnnl::error& e) {

@@ -61,7 +61,15 @@ struct Step {
   bool uses_scratchpad = false;
   std::string label;  // node label, for errors
   HostFn host;        // set: a host step
+  // What the step runs, named in profiles ("<what>: <label>"): the
+  // primitive's kind or the host kernel chosen, most general word first
+  // ("convolution winograd", "depthwise banded").
+  std::string what;
 };
+
+// The kind of a oneDNN primitive as profiles name it ("convolution",
+// "matmul", "eltwise"...).
+std::string primitive_name(const dnnl::primitive& p);
 
 struct ProgramOutput {
   ValueId value;
@@ -75,6 +83,7 @@ class Program {
           std::vector<ProgramOutput> outputs, size_t arena_bytes, size_t scratchpad_bytes);
 
   // Runs every step; inputs are the partition inputs, outputs allocated here.
+  // In a profiled run each step is reported as a part ("<what>: <label>").
   void execute(sdk::KernelContext& ctx) const;
 
   size_t arena_bytes() const { return arena_bytes_; }

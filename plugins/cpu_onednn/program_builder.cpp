@@ -226,7 +226,6 @@ void ProgramBuilder::release_if_packed_only(ValueId source, BufferId packed) {
   }
   constants_.released[input] = {buffers_[packed].packed, values_[source].desc, src.bytes};
   ctx_.release_constant_input(input);
-  ++counters().released_constants;
 }
 
 ValueId ProgramBuilder::pack(ValueId v, const dnnl::memory::desc& desc) {
@@ -276,7 +275,11 @@ void ProgramBuilder::add_step(const dnnl::primitive& p, std::vector<std::pair<in
   }
   const size_t scratch = scratchpad.get_size();
   scratchpad_bytes_ = std::max(scratchpad_bytes_, scratch);
-  steps_.push_back(Step{p, std::move(args), scratch > 0, label});
+  steps_.push_back(Step{p, std::move(args), scratch > 0, label, nullptr, primitive_name(p)});
+}
+
+void ProgramBuilder::name_last_step(std::string what) {
+  if (!steps_.empty()) steps_.back().what = std::move(what);
 }
 
 void ProgramBuilder::add_reorder(ValueId src, ValueId dst, const std::string& label) {
@@ -284,14 +287,15 @@ void ProgramBuilder::add_reorder(ValueId src, ValueId dst, const std::string& la
   add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}, pd.scratchpad_desc(), label);
 }
 
-void ProgramBuilder::add_host_step(HostFn fn, const std::vector<ValueId>& args, const std::string& label) {
+void ProgramBuilder::add_host_step(HostFn fn, const std::vector<ValueId>& args, const std::string& label,
+                                   const std::string& what) {
   std::vector<std::pair<int, ValueId>> indexed;
   for (ValueId v : args) {
     materialize(values_[v].buffer);
     touch(v);
     indexed.emplace_back(static_cast<int>(indexed.size()), v);
   }
-  steps_.push_back(Step{dnnl::primitive(), std::move(indexed), false, label, std::move(fn)});
+  steps_.push_back(Step{dnnl::primitive(), std::move(indexed), false, label, std::move(fn), what});
 }
 
 bool ProgramBuilder::last_step_feeds_caller_alone(size_t step, ValueId dst) const {

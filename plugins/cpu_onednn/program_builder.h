@@ -94,7 +94,12 @@ class ProgramBuilder {
   void add_reorder(ValueId src, ValueId dst, const std::string& label);
   // Appends a host step (see HostFn in program.h for its contract) reading
   // and writing `args` (plain layouts: the caller requires them first).
-  void add_host_step(HostFn fn, const std::vector<ValueId>& args, const std::string& label);
+  // `what` names the host kernel in profiles (Step::what).
+  void add_host_step(HostFn fn, const std::vector<ValueId>& args, const std::string& label,
+                     const std::string& what = "host");
+  // Renames what the last step runs (Step::what): a builder that chose an
+  // implementation says which ("convolution winograd").
+  void name_last_step(std::string what);
   // Partition input `name` of any element type for host steps: its value
   // when already defined (float, int32), else raw bytes (a u8 desc; dims
   // are the logical ONNX dims). Throws when `name` is no partition input.
@@ -203,10 +208,13 @@ class ProgramBuilder {
   const Band* recorded_writing(const std::optional<Recorded<Band>>& r, ValueId dst) const {
     return r && r->band.dst == dst && last_step_feeds_caller_alone(r->step, dst) ? &r->band : nullptr;
   }
-  // Takes the recorded producer and removes its step.
+  // Takes the recorded producer and removes its step. Its work goes on
+  // inside the consumer's step: its label now says what it was
+  // ("pointwise expand <node>"), for profiles and errors.
   template <class Band>
   Band take_recorded(std::optional<Recorded<Band>>& r) {
     Band band = std::move(r->band);
+    if (r->step < steps_.size()) band.label = steps_[r->step].what + " " + band.label;
     r.reset();
     remove_last_step(band.dst);
     return band;

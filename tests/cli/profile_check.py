@@ -29,6 +29,8 @@ Expectations for tests/cli/data/profile_sample.json, by hand, in µs:
     host waits 20+10=30.
   op groups (step dur, both runs): fused 500+750, Conv 200+300, MatMul 50+200
     of 2000 -> 62.5 %, 25 %, 12.5 %; MatMul device 250+400.
+  parts inside fused_0: "convolution: conv" 10460+300 and 12710+400 -> 700 of
+    2000 = 35 % (run 2 alone: 400 of 1250 = 32 %).
 """
 import argparse
 import json
@@ -57,6 +59,8 @@ CONV_ALL = {"op_type": "Conv", "ep": "cpu_onednn", "calls": 2, "total_ms": 0.5, 
             "percent_of_kernel_time": 25.0, "device_ms": 0.0}
 MATMUL_ALL = {"op_type": "MatMul", "ep": "test_async", "calls": 2, "total_ms": 0.25, "mean_ms": 0.125,
               "kernel_ms": 0.12, "percent_of_kernel_time": 12.5, "device_ms": 0.65}
+PARTS_ALL = {"op_type": "convolution", "ep": "cpu_onednn", "calls": 2, "total_ms": 0.7, "mean_ms": 0.35,
+             "kernel_ms": 0.7, "percent_of_kernel_time": 35.0}
 PASSES = [{"name": "constant_folding", "calls": 1, "total_ms": 1.5, "changed": 1},
           {"name": "fuse_conv_relu", "calls": 1, "total_ms": 1.0, "changed": 0}]
 
@@ -69,6 +73,7 @@ CASES = {
         "aggregate": {"runs": 2, "mean": MEAN, "median": MEAN},
         "has_device": True, "op_groups": 3, "op_total_ms": 2.0,
         "ops": [FUSED_ALL, CONV_ALL, MATMUL_ALL],
+        "parts": [PARTS_ALL],
         "eps": [{"ep": "cpu_onednn", "calls": 4, "total_ms": 1.75, "mean_ms": 0.4375, "kernel_ms": 1.4,
                  "percent_of_kernel_time": 87.5, "device_ms": 0.0},
                 {"ep": "test_async", "calls": 2, "total_ms": 0.25, "mean_ms": 0.125, "kernel_ms": 0.12,
@@ -83,6 +88,7 @@ CASES = {
                 dict(CONV_ALL, calls=1, total_ms=0.3, mean_ms=0.3, kernel_ms=0.25, percent_of_kernel_time=24.0),
                 dict(MATMUL_ALL, calls=1, total_ms=0.2, mean_ms=0.2, kernel_ms=0.1, percent_of_kernel_time=16.0,
                      device_ms=0.4)],
+        "parts": [dict(PARTS_ALL, calls=1, total_ms=0.4, mean_ms=0.4, kernel_ms=0.4, percent_of_kernel_time=32.0)],
     },
     # --top 1: one op type and one pass
     "sample_top1": {

@@ -164,10 +164,11 @@ void print_run_table(const Summary& s) {
   print_table(rows, 1, "  ");
 }
 
-void print_op_rows(const std::vector<profile::OpRow>& ops, bool by_ep, bool device) {
+// `first`: the heading of the first column (what the rows group by).
+void print_op_rows(const std::vector<profile::OpRow>& ops, bool by_ep, bool device, const char* first = "op type") {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head;
-  if (!by_ep) head.push_back("op type");
+  if (!by_ep) head.push_back(first);
   for (const char* h : {"EP", "calls", "total ms", "mean ms", "kernel ms", "% of kernel time"}) head.push_back(h);
   if (device) head.push_back("device ms");
   rows.push_back(head);
@@ -247,6 +248,10 @@ void print_text(const Trace& trace, const Summary& s, int64_t top) {
     print_op_rows(s.ops, false, s.has_device);
     std::cout << "\nby EP:\n";
     print_op_rows(s.eps, true, s.has_device);
+    if (!s.parts.empty()) {
+      std::cout << "\ninside the steps, by what the plugins said ran (% of the steps' time):\n";
+      print_op_rows(s.parts, false, false, "what ran");
+    }
   }
   std::cout << "\n";
   print_phases(s.phases);
@@ -319,6 +324,7 @@ void print_json(const Trace& trace, const Summary& s) {
   j["op_total_ms"] = json_number(s.op_total_ms);
   j["ops"] = json_ops(s.ops, false, s.has_device);
   j["eps"] = json_ops(s.eps, true, s.has_device);
+  j["parts"] = json_ops(s.parts, false, false);
   const auto& p = s.phases;
   ordered_json ph;
   ph["load_ms"] = opt(p.load_ms);

@@ -223,6 +223,21 @@ Summary summarize(const Trace& trace, std::optional<int64_t> only_run, size_t to
   sum.op_groups = static_cast<int64_t>(sum.ops.size());
   sum.op_total_ms = ms(total_us);
   if (sum.ops.size() > top) sum.ops.resize(top);
+
+  std::map<std::pair<std::string, std::string>, OpRow> parts;
+  for (const Span& s : trace.spans) {
+    if (s.cat != "part" || !s.run || !selected.count(*s.run)) continue;
+    const std::string what = s.name.substr(0, s.name.find(':'));
+    OpRow& row = parts[{what, s.ep}];
+    row.op_type = what;
+    row.ep = s.ep;
+    ++row.calls;
+    row.total_ms += s.dur;
+    row.kernel_ms += s.dur;
+  }
+  for (const auto& [key, row] : parts) sum.parts.push_back(finish(row));
+  std::stable_sort(sum.parts.begin(), sum.parts.end(), by_total);
+  if (sum.parts.size() > top) sum.parts.resize(top);
   sum.phases = phases(trace, top);
   return sum;
 }

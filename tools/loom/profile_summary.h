@@ -101,6 +101,11 @@ struct Summary {
   int64_t op_groups = 0;   // groups before the top-N cut
   double op_total_ms = 0;  // sum over every group
   std::vector<OpRow> eps;  // per EP (op_type empty), by total_ms
+  // The parts plugins named inside their steps (cat "part"), grouped by
+  // (what ran: the name before its first ':', ep): op_type holds what ran;
+  // total_ms and kernel_ms sum the parts' dur, percent is of op_total_ms.
+  // Top N by total_ms; empty when no plugin named any.
+  std::vector<OpRow> parts;
   Phases phases;
 };
 

@@ -28,7 +28,12 @@
 //     cat "step", name "<node name or step label>", args {run: k, step: i,
 //       kind: kernel|partition|copy|record|wait|barrier, op_type, ep,
 //       stream: s, inputs: "float[1,3,224,224]; ...", outputs: "...",
-//       bytes: N (copies only), kernel_us: X}
+//       bytes: N (copies only), kernel_us: X,
+//       released_constants: ["<initializer>", ...] (when the plugin freed them)}
+//     and inside it, the pieces the plugin named (LOOM_HostApi::
+//     kernel_profile_part: each primitive or host kernel a compiled
+//     partition ran, the program it built on a new shape):
+//     cat "part", name "<what ran> <node>", args {run: k, step: i, op_type, ep}
 //     `kernel_us` is the time inside the plugin's compute (or copy) call;
 //     `dur` is the whole step including the host's work around it. op_type is
 //     "fused(Conv+Relu)" for partitions and the kind for copy / sync steps.

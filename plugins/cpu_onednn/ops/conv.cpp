@@ -228,6 +228,7 @@ size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool tran
   };
   size_t used = 0;
   PD pd = choose(direct, used);
+  bool winograd_chosen = false;
   if (!transposed && winograd_applies(b, s, w)) {
     // Only with all the post-ops direct fuses: a Winograd primitive that
     // leaves some to separate steps is not worth it.
@@ -236,7 +237,7 @@ size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool tran
       PD winograd = choose(dnnl::algorithm::convolution_winograd, used_winograd);
       if (used_winograd == used) {
         pd = winograd;
-        ++counters().winograd_convolutions;
+        winograd_chosen = true;
       }
     } catch (const dnnl::error&) {
       // oneDNN has no Winograd kernel for this shape or CPU: stay direct.
@@ -252,6 +253,7 @@ size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool tran
   if constexpr (std::is_same_v<Primitive, dnnl::convolution_forward>)
     band = band_conv(b, args, s, pd, ops, used, n.label());
   b.add_step(Primitive(pd), std::move(args), pd.scratchpad_desc(), n.label());
+  if (winograd_chosen) b.name_last_step("convolution winograd");
   if (band) b.set_last_band_conv(std::move(*band));
   if (bias && !bias_in_primitive && s.out_channels == 1 && b.is_constant(*bias)) {
     // One channel: the bias is a scalar, added by a linear eltwise. (A

@@ -259,7 +259,7 @@ void add_banded_step(ProgramBuilder& b, const Geometry& g, const BandPlan& plan,
             });
       },
       args, source.label + " + " + label);
-  ++counters().banded_depthwise_steps;
+  b.name_last_step("depthwise banded");
 }
 
 // The map's rows from `conv` (a band convolution, see
@@ -397,11 +397,10 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
           for_each_thread_range(threads, rows,
                                 [&](int64_t r0, int64_t r1) { band(m.data(), out + r0 * row_floats, r0, r1); });
         },
-        {src, filters, shift, dst}, n.label());
+        {src, filters, shift, dst}, n.label(), "depthwise");
     b.set_last_band_rows({dst, {src, filters, shift}, band, rows, row_floats, n.label()});
   }
   b.define(name, dst);
-  ++counters().depthwise_steps;
   return absorbed;
 }
 

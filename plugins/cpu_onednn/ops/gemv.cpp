@@ -110,7 +110,7 @@ std::optional<ValueId> build_gemv(ProgramBuilder& b, ValueId x, ValueId weights,
         });
       },
       args, label);
-  ++counters().gemv_steps;
+  b.name_last_step("gemv");
   return dst;
 }
 

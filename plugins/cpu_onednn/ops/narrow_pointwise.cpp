@@ -374,13 +374,13 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
   const bool has_residual = sum != nullptr;
   if (chunked) {
     add_small_map_step(b, args, *chunked, g, pixels, in_place, has_residual, n.label());
-    ++counters().small_map_pointwise_steps;
+    b.name_last_step("pointwise small-map");
     return finish_chain(b, n, chain, ops, used, dst);
   }
   const RowsFn kernel = has_residual ? kernels->second.residual : kernels->second.plain;
   if (producer) {
     build_fed_by_rows(b, std::move(*producer), kernel, g, args, in_place, has_residual, n.label());
-    ++counters().row_fed_pointwise_steps;
+    b.name_last_step("pointwise narrow row-fed");
   } else {
     const int64_t units = (pixels + kSplitRows - 1) / kSplitRows;
     const int threads = b.options().threads;
@@ -392,7 +392,7 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
             kernel(in, o.weights, o.bias, o.residual, o.out, g, u0 * kSplitRows, std::min(pixels, u1 * kSplitRows));
           });
         },
-        args, n.label());
+        args, n.label(), expand ? "pointwise expand" : "pointwise narrow");
     // An expansion's result is a wide map: a depthwise step reading it may
     // compute its rows band by band (ops/depthwise.h).
     if (expand && !has_residual) {
@@ -405,7 +405,6 @@ std::optional<size_t> build_narrow_pointwise(ProgramBuilder& b, const NodeSpec& 
       b.set_last_band_rows({dst, {x, args[1], args[2]}, rows, xd[0] * s.dst_dims[2], width * g.n, n.label()});
     }
   }
-  ++(expand ? counters().expand_pointwise_steps : counters().narrow_pointwise_steps);
   return finish_chain(b, n, chain, ops, used, dst);
 }
 

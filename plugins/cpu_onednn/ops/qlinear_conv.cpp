@@ -211,7 +211,7 @@ size_t build_qlinear_conv(ProgramBuilder& b, const NodeSpec& n, const Chain& cha
     b.define(n.outputs[0], out);
     return 0;
   }
-  ++counters().quantized_residuals;
+  b.name_last_step("convolution quantized-residual");
   return finish_chain(b, n, chain, ops, used, out);
 }
 

@@ -106,13 +106,11 @@ std::optional<uint64_t> expected_banded(const BandedCase& c) {
 
 TEST(OnednnBandedDepthwise, MatchesTheReference) {
   for (const BandedCase& c : cases()) {
-    const uint64_t banded = onednn_counter("banded_depthwise_steps"), steps = onednn_counter("depthwise_steps"),
-                   expansions = onednn_counter("expand_pointwise_steps");
-    expect_matches_reference(banded_model(c), {{"x", random_tensor(c.x, 31)}}, {}, c.what);
-    if (const auto want = expected_banded(c))
-      EXPECT_EQ(onednn_counter("banded_depthwise_steps") - banded, *want) << c.what;
-    EXPECT_EQ(onednn_counter("depthwise_steps") - steps, expected_depthwise_steps(c)) << c.what;
-    EXPECT_EQ(onednn_counter("expand_pointwise_steps") - expansions, expected_expansion_steps(c)) << c.what;
+    ProfiledParts parts;
+    expect_matches_reference(banded_model(c), {{"x", random_tensor(c.x, 31)}}, {}, c.what, onednn_env(), &parts);
+    if (const auto want = expected_banded(c)) EXPECT_EQ(parts.count("depthwise banded"), *want) << c.what;
+    EXPECT_EQ(parts.count("depthwise"), expected_depthwise_steps(c)) << c.what;
+    EXPECT_EQ(parts.count_with_fed("pointwise expand"), expected_expansion_steps(c)) << c.what;
   }
 }
 
@@ -121,11 +119,10 @@ TEST(OnednnBandedDepthwise, OneThreadGivesTheSameResults) {
        {BandedCase{"stride 2 on one thread", {1, 8, 101, 130}, 64, {2, 2}},
         BandedCase{"expansion step, stride 2 on one thread", {1, 16, 101, 130}, 64, {2, 2}, {1, 1, 1, 1}, true,
                    "Clip", "Clip", "", 1, true}}) {
-    const uint64_t banded = onednn_counter("banded_depthwise_steps");
+    ProfiledParts parts;
     expect_matches_reference(banded_model(c), {{"x", random_tensor(c.x, 6)}}, {}, c.what,
-                             environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1));
-    if (const auto want = expected_banded(c))
-      EXPECT_EQ(onednn_counter("banded_depthwise_steps") - banded, *want) << c.what;
+                             environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1), &parts);
+    if (const auto want = expected_banded(c)) EXPECT_EQ(parts.count("depthwise banded"), *want) << c.what;
   }
 }
 

@@ -74,18 +74,18 @@ std::vector<DepthwiseCase> cases() {
 
 TEST(OnednnDepthwise, MatchesTheReference) {
   for (const DepthwiseCase& c : cases()) {
-    const uint64_t before = onednn_counter("depthwise_steps");
-    expect_matches_reference(depthwise_model(c), {{"x", random_tensor(c.x, 21)}}, {}, c.what);
-    EXPECT_EQ(onednn_counter("depthwise_steps") - before, c.expect_steps) << c.what;
+    ProfiledParts parts;
+    expect_matches_reference(depthwise_model(c), {{"x", random_tensor(c.x, 21)}}, {}, c.what, onednn_env(), &parts);
+    EXPECT_EQ(parts.count("depthwise"), c.expect_steps) << c.what;
   }
 }
 
 TEST(OnednnDepthwise, OneThreadGivesTheSameResults) {
   const DepthwiseCase c{"two images on one thread", {2, 64, 17, 17}, {2, 2}, {1, 1, 1, 1}, {}, 3, true, {"Clip"}};
-  const uint64_t before = onednn_counter("depthwise_steps");
+  ProfiledParts parts;
   expect_matches_reference(depthwise_model(c), {{"x", random_tensor(c.x, 5)}}, {}, c.what,
-                           environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1));
-  EXPECT_EQ(onednn_counter("depthwise_steps") - before, 1u);
+                           environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1), &parts);
+  EXPECT_EQ(parts.count("depthwise"), 1u);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "common/model_builder.h"
 #include "common/test_env.h"
+#include "profiled_parts.h"
 
 namespace loom::ep_testing {
 
@@ -34,16 +35,6 @@ inline std::shared_ptr<Environment> onednn_env() {
 inline std::shared_ptr<Environment> reference_env() {
   static auto env = environment({"reference"}, FallbackPolicy::kDeny);
   return env;
-}
-
-// The cpu_onednn counter loom_cpu_onednn_<name> (onednn_plugin.cpp): a
-// process-wide count since the plugin was loaded.
-inline uint64_t onednn_counter(const std::string& name) {
-  onednn_env();  // loads the plugin whose counter this reads
-  auto fn = testing::plugin_symbol<uint64_t (*)()>(
-      std::string(LOOM_PLUGIN_OUTPUT_DIR) + "/cpu_onednn/libloom_cpu_onednn_impl.so", ("loom_cpu_onednn_" + name).c_str());
-  EXPECT_NE(fn, nullptr) << name;
-  return fn ? fn() : 0;
 }
 
 // Deterministic values in [lo, hi).
@@ -113,18 +104,21 @@ inline void expect_close(const Tensor& expected, const Tensor& actual, Tolerance
   }
 }
 
-inline std::unique_ptr<Session> make_session(const std::shared_ptr<Environment>& env, const std::string& model) {
-  auto s = Session::create_from_bytes(env, model);
+inline std::unique_ptr<Session> make_session(const std::shared_ptr<Environment>& env, const std::string& model,
+                                             const SessionOptions& options = {}) {
+  auto s = Session::create_from_bytes(env, model, options);
   EXPECT_TRUE(s.has_value()) << s.status().message();
   return s.has_value() ? std::move(*s) : nullptr;
 }
 
 // The whole check: every node on cpu_onednn, outputs equal to the reference's.
 // `onednn` is the environment the EP runs in (another thread count, say).
+// `parts` (optional) receives what cpu_onednn said it ran (profiled_parts.h).
 inline void expect_matches_reference(const std::string& model, const std::map<std::string, Tensor>& inputs,
                                      Tolerance tol = {}, const std::string& what = "",
-                                     const std::shared_ptr<Environment>& onednn_environment = onednn_env()) {
-  auto onednn = make_session(onednn_environment, model);
+                                     const std::shared_ptr<Environment>& onednn_environment = onednn_env(),
+                                     ProfiledParts* parts = nullptr) {
+  auto onednn = make_session(onednn_environment, model, parts != nullptr ? profiled_options() : SessionOptions{});
   auto reference = make_session(reference_env(), model);
   ASSERT_TRUE(onednn && reference) << what;
   for (const auto& n : onednn->placement().nodes) EXPECT_EQ(n.provider, "cpu_onednn") << what << ": " << n.node_name;
@@ -135,6 +129,7 @@ inline void expect_matches_reference(const std::string& model, const std::map<st
   ASSERT_EQ(got->size(), want->size());
   for (size_t i = 0; i < got->size(); ++i)
     expect_close((*want)[i], (*got)[i], tol, what + " output " + std::to_string(i));
+  if (parts != nullptr) *parts = parts_of(*onednn);
 }
 
 }  // namespace loom::ep_testing

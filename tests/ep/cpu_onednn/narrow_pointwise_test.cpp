@@ -92,17 +92,11 @@ uint64_t expected_fed_steps(const NarrowCase& c) {
              : 0;
 }
 
-struct Counts {
-  uint64_t narrow = onednn_counter("narrow_pointwise_steps"), expand = onednn_counter("expand_pointwise_steps"),
-           small = onednn_counter("small_map_pointwise_steps"), fed = onednn_counter("row_fed_pointwise_steps");
-};
-
-void expect_step_counts(const NarrowCase& c, const Counts& before) {
-  const Counts after;
-  EXPECT_EQ(after.narrow - before.narrow, expected_steps(c, "narrow")) << c.what;
-  EXPECT_EQ(after.expand - before.expand, expected_steps(c, "expand")) << c.what;
-  EXPECT_EQ(after.small - before.small, expected_steps(c, "small")) << c.what;
-  EXPECT_EQ(after.fed - before.fed, expected_fed_steps(c)) << c.what;
+void expect_step_counts(const NarrowCase& c, const ProfiledParts& parts) {
+  EXPECT_EQ(parts.count("pointwise narrow"), expected_steps(c, "narrow")) << c.what;
+  EXPECT_EQ(parts.count("pointwise expand"), expected_steps(c, "expand")) << c.what;
+  EXPECT_EQ(parts.count("pointwise small-map"), expected_steps(c, "small")) << c.what;
+  EXPECT_EQ(parts.count("pointwise narrow row-fed"), expected_fed_steps(c)) << c.what;
 }
 
 std::vector<NarrowCase> cases() {
@@ -149,9 +143,9 @@ std::vector<NarrowCase> cases() {
 
 TEST(OnednnNarrowPointwise, MatchesTheReference) {
   for (const NarrowCase& c : cases()) {
-    const Counts before;
-    expect_matches_reference(narrow_model(c), narrow_inputs(c, 17), {}, c.what);
-    expect_step_counts(c, before);
+    ProfiledParts parts;
+    expect_matches_reference(narrow_model(c), narrow_inputs(c, 17), {}, c.what, onednn_env(), &parts);
+    expect_step_counts(c, parts);
   }
 }
 
@@ -161,10 +155,10 @@ TEST(OnednnNarrowPointwise, OneThreadGivesTheSameResults) {
         NarrowCase{"fed by rows on one thread", {2, 16, 9, 13}, 16, true, "input", "Relu"},
         NarrowCase{"an expansion on one thread", {1, 16, 9, 13}, 96, true, "input", "Clip", 1, true, "expand"},
         NarrowCase{"a small map on one thread", {1, 320, 7, 7}, 1280, true, "", "Clip", 1, true, "small"}}) {
-    const Counts before;
+    ProfiledParts parts;
     expect_matches_reference(narrow_model(c), narrow_inputs(c, 5), {}, c.what,
-                             environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1));
-    expect_step_counts(c, before);
+                             environment({"cpu_onednn"}, FallbackPolicy::kDeny, 1), &parts);
+    expect_step_counts(c, parts);
   }
 }
 

@@ -73,10 +73,9 @@ TEST(OnednnPartition, UnsupportedNodeInTheMiddleSplitsWithoutACycle) {
 }
 
 TEST(OnednnPartition, SymbolicBatchBuildsOneProgramPerShape) {
-  auto s = make_session(onednn_env(), residual_block(-1));
+  auto s = make_session(onednn_env(), residual_block(-1), profiled_options());
   auto reference = make_session(reference_env(), residual_block(-1));
   ASSERT_TRUE(s && reference);
-  const uint64_t before = onednn_counter("programs_built");
   for (int repeat = 0; repeat < 3; ++repeat)
     for (int64_t batch : {1, 3}) {
       const Tensor x = random_tensor({batch, 8, 8, 8}, static_cast<uint32_t>(batch * 10 + repeat));
@@ -86,7 +85,10 @@ TEST(OnednnPartition, SymbolicBatchBuildsOneProgramPerShape) {
       ASSERT_TRUE(want.has_value()) << want.status().message();
       expect_close((*want)[0], (*got)[0], {}, "batch " + std::to_string(batch));
     }
-  EXPECT_EQ(onednn_counter("programs_built") - before, 2u) << "one program per input shape, reused across runs";
+  const ProfiledParts parts = parts_of(*s);
+  EXPECT_EQ(parts.count("build program"), 2u) << "one program per input shape, reused across runs";
+  EXPECT_EQ(parts.count("build program: [1,8,8,8]"), 1u);
+  EXPECT_EQ(parts.count("build program: [3,8,8,8]"), 1u);
 }
 
 TEST(OnednnPartition, ProgramCacheKeepsTheMostRecentShapes) {
@@ -94,7 +96,7 @@ TEST(OnednnPartition, ProgramCacheKeepsTheMostRecentShapes) {
   c.providers = {"cpu_onednn"};
   c.fallback = FallbackPolicy::kDeny;
   c.provider_options["cpu_onednn"]["program_cache_size"] = "2";
-  auto s = make_session(testing::make_env(c), residual_block(-1));
+  auto s = make_session(testing::make_env(c), residual_block(-1), profiled_options());
   auto reference = make_session(reference_env(), residual_block(-1));
   ASSERT_TRUE(s && reference);
   auto run = [&](int64_t batch) {
@@ -105,16 +107,17 @@ TEST(OnednnPartition, ProgramCacheKeepsTheMostRecentShapes) {
     ASSERT_TRUE(want.has_value()) << want.status().message();
     expect_close((*want)[0], (*got)[0], {}, "batch " + std::to_string(batch));
   };
-  const uint64_t before = onednn_counter("programs_built");
   run(1);
   run(2);
   run(1);  // cached; 2 is now the least recently used
-  EXPECT_EQ(onednn_counter("programs_built") - before, 2u);
+  EXPECT_EQ(parts_of(*s).count("build program"), 2u);
   run(3);  // drops 2
   run(1);  // still cached
-  EXPECT_EQ(onednn_counter("programs_built") - before, 3u);
+  EXPECT_EQ(parts_of(*s).count("build program"), 3u);
   run(2);  // rebuilt (weights come back from the packed copy)
-  EXPECT_EQ(onednn_counter("programs_built") - before, 4u);
+  const ProfiledParts parts = parts_of(*s);
+  EXPECT_EQ(parts.count("build program"), 4u);
+  EXPECT_EQ(parts.count("build program: [2,8,8,8]"), 2u);
 }
 
 TEST(OnednnPartition, ConcurrentRunsFromFourThreads) {

@@ -114,7 +114,7 @@ std::string residual_model(const ResidualCase& c) {
 // kResidualOffPercent, others within the usual 1 %).
 void expect_residual_match(const ResidualCase& c, uint64_t fused, const std::string& what) {
   const std::string model = residual_model(c);
-  auto onednn = make_session(onednn_env(), model);
+  auto onednn = make_session(onednn_env(), model, profiled_options());
   auto reference = make_session(reference_env(), model);
   ASSERT_TRUE(onednn && reference) << what;
   std::set<std::string> partitions;
@@ -125,9 +125,8 @@ void expect_residual_match(const ResidualCase& c, uint64_t fused, const std::str
   EXPECT_EQ(partitions.size(), 1u) << what << ": expected one oneDNN partition";
   // x spans past the quantized range (xq saturates at both ends).
   const std::map<std::string, Tensor> in = {{"x", random_tensor({1, 16, 8, 8}, 400, -3.f, 3.f)}};
-  const uint64_t before = onednn_counter("quantized_residuals");
   auto got = onednn->run(in);
-  EXPECT_EQ(onednn_counter("quantized_residuals") - before, fused) << what << ": quantized residuals fused";
+  EXPECT_EQ(parts_of(*onednn).count("convolution quantized-residual"), fused) << what << ": quantized residuals fused";
   expect_outputs_match(reference->run(in), std::move(got), what,
                        [fused](size_t i) { return i == 0 && fused > 0 ? kResidualOffPercent : 1; });
 }

@@ -267,8 +267,25 @@ typedef struct LOOM_HostApi {
    * map), else NULL. */
   const LOOM_Value* (*value_map_keys)(const LOOM_Value* map);
   const LOOM_Value* (*value_map_values)(const LOOM_Value* map);
+
+  /* --- profiling (compute; check LOOM_HAS_FIELD) (0.2) ---
+   * Nonzero when this run is profiled (config profiling.enabled). A
+   * compiled partition, or a kernel that chooses among implementations,
+   * then names the pieces of its work with kernel_profile_part, so the
+   * profile shows what ran inside the step and which implementation was
+   * chosen. Cheap (a pointer test): ask once per compute call. */
+  int32_t (*kernel_profiling)(const LOOM_KernelContext* ctx);
+  /* One piece of this step's work, from start_ns to end_ns on the host's
+   * monotonic clock (CLOCK_MONOTONIC in nanoseconds, which is
+   * std::chrono::steady_clock on Linux), named `name` (copied; say what ran
+   * and for which node: "gemv MatMul_3", "build program"). The profile
+   * draws it inside the step's span, on the step's lane; on an
+   * asynchronous stream it is host time (the launch), not device time.
+   * Ignored when the run is not profiled, and for a piece that ends before
+   * it starts. May be called from any thread until compute returns. */
+  void (*kernel_profile_part)(LOOM_KernelContext* ctx, LOOM_StringView name, uint64_t start_ns, uint64_t end_ns);
 } LOOM_HostApi;
-#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, value_map_values)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, value_map_values);
+#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_profile_part)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_profile_part);
 
 #endif /* LOOM_ABI_HOST_H */

@@ -7,10 +7,13 @@
 // the thunks here turn exceptions into statuses.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "loom/sdk/checked.h"
@@ -100,6 +103,24 @@ class KernelContext {
     if (LOOM_HAS_FIELD(&host(), LOOM_HostApi, kernel_should_stop) && host().kernel_should_stop(ctx_) != 0)
       throw Error("stopped: the run was cancelled or reached its deadline", LOOM_STATUS_FAIL);
   }
+  // True when this run is profiled (LOOM_HostApi::kernel_profiling): name
+  // the pieces of the work with profile_part (or ProfilePart below). False
+  // on hosts older than the call.
+  bool profiling() const {
+    return LOOM_HAS_FIELD(&host(), LOOM_HostApi, kernel_profiling) && host().kernel_profiling(ctx_) != 0;
+  }
+  // One named piece of this step's work, [start, end) on steady_clock
+  // (LOOM_HostApi::kernel_profile_part): say what ran and for which node,
+  // "gemv MatMul_3". Ignored when the run is not profiled or the host is
+  // older than the call.
+  void profile_part(std::string_view name, std::chrono::steady_clock::time_point start,
+                    std::chrono::steady_clock::time_point end) const {
+    if (!LOOM_HAS_FIELD(&host(), LOOM_HostApi, kernel_profile_part)) return;
+    auto ns = [](std::chrono::steady_clock::time_point t) {
+      return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+    };
+    host().kernel_profile_part(ctx_, to_view(name), ns(start), ns(end));
+  }
   // Sets output i to a value (sequences and empty optionals go this way).
   void set_output(size_t i, OwnedValue value) const {
     throw_if_error(host().kernel_set_output(ctx_, i, value.release()));
@@ -121,6 +142,37 @@ class KernelContext {
   LOOM_KernelContext* ctx_;
   // scratch() on hosts without kernel_scratch (shared, so contexts copy).
   mutable std::vector<std::shared_ptr<unsigned char[]>> own_scratch_;
+};
+
+// Times one piece of a compute call when the run is profiled and reports it
+// when it goes out of scope (also when the work throws):
+//   { ProfilePart part(ctx, "gemv " + label); run_gemv(...); }
+// Costs one flag test when the run is not profiled (build the name only then
+// with the lazy constructor: ProfilePart(ctx, [&] { return name; })).
+class ProfilePart {
+ public:
+  ProfilePart(const KernelContext& ctx, std::string name) : ctx_(ctx), on_(ctx.profiling()) {
+    if (on_) start(std::move(name));
+  }
+  template <class NameFn, class = decltype(std::string(std::declval<NameFn>()()))>
+  ProfilePart(const KernelContext& ctx, NameFn&& name) : ctx_(ctx), on_(ctx.profiling()) {
+    if (on_) start(std::string(name()));
+  }
+  ~ProfilePart() {
+    if (on_) ctx_.profile_part(name_, start_, std::chrono::steady_clock::now());
+  }
+  ProfilePart(const ProfilePart&) = delete;
+  ProfilePart& operator=(const ProfilePart&) = delete;
+
+ private:
+  void start(std::string name) {
+    name_ = std::move(name);
+    start_ = std::chrono::steady_clock::now();
+  }
+  const KernelContext& ctx_;
+  const bool on_;
+  std::string name_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 using KernelFn = void (*)(KernelContext&);
