@@ -27,9 +27,7 @@ OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, EpOpti
   // Once per partition, before any program is planned from the spec.
   fuse_quantized_max_pool_patterns(spec_);
   fuse_hardswish_patterns(spec_);
-  fuse_gelu_patterns(spec_);
   fuse_mish_patterns(spec_);
-  fuse_layer_norm_patterns(spec_);
   split_skip_layer_norms(spec_);
 }
 

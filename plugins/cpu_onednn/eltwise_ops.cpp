@@ -68,15 +68,17 @@ std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& n) {
     return V{{algorithm::eltwise_linear, n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f)},
              {algorithm::eltwise_clip, 0.f, 1.f}};
   if (op == "Clip") return clip_steps(n);
-  // Gelu: ONNX opset 20's, and the node pattern_fusion makes of torch's
-  // x * 0.5 * (1 + Erf(x / sqrt(2))).
+  // Gelu: ONNX opset 20's (the core's gelu_fusion makes com.microsoft Gelu
+  // of torch's x * 0.5 * (1 + Erf(x / sqrt(2))): ops/contrib_gelu.cpp).
   if (op == "Gelu") {
     const std::string approx = n.attr_string("approximate", "none");
     if (approx == "none") return V{{algorithm::eltwise_gelu_erf}};
     if (approx == "tanh") return V{{algorithm::eltwise_gelu_tanh}};
     return std::nullopt;
   }
-  // Pow by a constant 2 (LayerNorm written out as ReduceMean((x - m)^2)):
+  // 1 / x as x^-1 (oneDNN's pow is alpha * x^beta; 1 / 0 is inf as in ONNX).
+  if (op == "Reciprocal") return V{{algorithm::eltwise_pow, 1.f, -1.f}};
+  // Pow by a constant 2 (a variance written out as ReduceMean((x - m)^2)):
   // an exact square. Other exponents stay with the reference EP.
   if (op == "Pow" && n.inputs.size() == 2) {
     auto e = constant_scalar(n, 1);

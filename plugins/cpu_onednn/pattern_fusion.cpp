@@ -30,85 +30,6 @@ NodeSpec hardswish_node(const NodeSpec& first, size_t x_input, const NodeSpec& l
   return h;
 }
 
-NodeSpec gelu_node(const NodeSpec& first, size_t x_input, const NodeSpec& last) {
-  NodeSpec g;
-  g.op_type = "Gelu";
-  g.opset = 20;
-  g.name = last.name + " (x * 0.5 * (1 + Erf(x / sqrt(2))))";
-  g.inputs = {first.inputs[x_input]};
-  g.input_dtypes = {LOOM_DTYPE_FLOAT};
-  g.input_shapes = {first.input_shapes[x_input]};
-  g.input_is_constant = {false};
-  g.outputs = {last.outputs[0]};
-  g.output_dtypes = {LOOM_DTYPE_FLOAT};
-  return g;
-}
-
-struct GeluMatch {
-  std::vector<size_t> nodes;
-  size_t x_input = 0;
-};
-
-std::vector<GeluMatch> gelu_matches(const PartitionSpec& spec) {
-  std::vector<GeluMatch> out;
-  std::set<size_t> used;
-  const Matcher m(spec);
-  for (size_t i = 0; i < spec.nodes.size(); ++i) {
-    GeluMatch g;
-    g.nodes = m.gelu_form(i, g.x_input);
-    if (g.nodes.empty()) continue;
-    bool overlaps = false;
-    for (size_t k : g.nodes) overlaps |= used.count(k) > 0;
-    if (overlaps) continue;
-    used.insert(g.nodes.begin(), g.nodes.end());
-    out.push_back(std::move(g));
-  }
-  return out;
-}
-
-std::vector<LayerNormMatch> layer_norm_matches(const PartitionSpec& spec) {
-  std::vector<LayerNormMatch> out;
-  std::set<size_t> used;
-  const Matcher m(spec);
-  for (size_t i = 0; i < spec.nodes.size(); ++i) {
-    LayerNormMatch l = m.layer_norm_form(i);
-    if (l.nodes.empty()) continue;
-    bool overlaps = false;
-    for (size_t k : l.nodes) overlaps |= used.count(k) > 0;
-    if (overlaps) continue;
-    used.insert(l.nodes.begin(), l.nodes.end());
-    out.push_back(std::move(l));
-  }
-  return out;
-}
-
-// One LayerNormalization (axis -1) node; without gamma the scale input is
-// left empty, which build_layer_norm takes as no scale (ones), and without
-// beta no shift (zeros).
-NodeSpec layer_norm_node(const LayerNormMatch& l, const NodeSpec& last) {
-  NodeSpec n;
-  n.op_type = "LayerNormalization";
-  n.opset = 17;
-  n.name = last.name + " (LayerNorm written out)";
-  n.inputs = {l.x, "", ""};
-  n.input_dtypes = {LOOM_DTYPE_FLOAT, LOOM_DTYPE_FLOAT, LOOM_DTYPE_FLOAT};
-  n.input_shapes = {l.x_shape, std::nullopt, std::nullopt};
-  n.input_is_constant = {false, false, false};
-  const std::optional<LayerNormMatch::Param>* params[2] = {&l.gamma, &l.beta};
-  for (size_t i = 0; i < 2; ++i) {
-    if (!*params[i]) continue;
-    n.inputs[i + 1] = (*params[i])->name;
-    n.input_shapes[i + 1] = (*params[i])->shape;
-    n.input_is_constant[i + 1] = true;
-    n.constant_shapes[i + 1] = (*params[i])->constant_shape;
-  }
-  n.ints["axis"] = -1;
-  n.floats["epsilon"] = static_cast<float>(l.epsilon);
-  n.outputs = {last.outputs[0]};
-  n.output_dtypes = {LOOM_DTYPE_FLOAT};
-  return n;
-}
-
 }  // namespace
 
 void apply_rewrites(PartitionSpec& spec, std::map<size_t, NodeSpec>& replacement, const std::set<size_t>& removed) {
@@ -122,45 +43,6 @@ void apply_rewrites(PartitionSpec& spec, std::map<size_t, NodeSpec>& replacement
   spec.nodes = std::move(nodes);
 }
 
-
-std::vector<std::vector<size_t>> find_gelu_patterns(const PartitionSpec& spec) {
-  std::vector<std::vector<size_t>> out;
-  for (GeluMatch& g : gelu_matches(spec)) out.push_back(std::move(g.nodes));
-  return out;
-}
-
-
-void fuse_gelu_patterns(PartitionSpec& spec) {
-  std::map<size_t, NodeSpec> replacement;  // at the index of the pattern's last node
-  std::set<size_t> removed;
-  for (const GeluMatch& g : gelu_matches(spec)) {
-    // The result node depends on all the others, so it is last in the
-    // (topological) node order; the first node reads x.
-    const size_t last = *std::max_element(g.nodes.begin(), g.nodes.end());
-    replacement.emplace(last, gelu_node(spec.nodes[g.nodes.front()], g.x_input, spec.nodes[last]));
-    removed.insert(g.nodes.begin(), g.nodes.end());
-  }
-  apply_rewrites(spec, replacement, removed);
-}
-
-std::vector<std::vector<size_t>> find_layer_norm_patterns(const PartitionSpec& spec) {
-  std::vector<std::vector<size_t>> out;
-  for (LayerNormMatch& l : layer_norm_matches(spec)) out.push_back(std::move(l.nodes));
-  return out;
-}
-
-void fuse_layer_norm_patterns(PartitionSpec& spec) {
-  std::map<size_t, NodeSpec> replacement;  // at the index of the pattern's last node
-  std::set<size_t> removed;
-  for (const LayerNormMatch& l : layer_norm_matches(spec)) {
-    // The result node depends on all the others, so it is last in the
-    // (topological) node order; x is read by the first ReduceMean.
-    const size_t last = *std::max_element(l.nodes.begin(), l.nodes.end());
-    replacement.emplace(last, layer_norm_node(l, spec.nodes[last]));
-    removed.insert(l.nodes.begin(), l.nodes.end());
-  }
-  apply_rewrites(spec, replacement, removed);
-}
 
 void fuse_quantized_max_pool_patterns(PartitionSpec& spec) {
   std::map<size_t, NodeSpec> replacement;  // at the index of the pattern's last node

@@ -22,33 +22,6 @@ namespace loom::onednn {
 // pattern appended, so errors still point at the graph.
 void fuse_hardswish_patterns(PartitionSpec& spec);
 
-// GELU as torch exports it, x * 0.5 * (1 + Erf(x / sqrt(2))) (x / sqrt(2)
-// also as x * (1 / sqrt(2)); the three products in any grouping; constants
-// as initializers), becomes one Gelu node (oneDNN eltwise_gelu_erf), so it
-// can be a post-op of the MatMul / Add before it. Same conditions as above:
-// every intermediate has that one consumer and is not an output.
-void fuse_gelu_patterns(PartitionSpec& spec);
-
-// The node indices of each GELU pattern in `spec`, without rewriting: claim()
-// claims Erf only inside one of these, and only when the whole pattern lands
-// in one partition (Erf alone has no oneDNN algorithm).
-std::vector<std::vector<size_t>> find_gelu_patterns(const PartitionSpec& spec);
-
-// LayerNorm over the last axis written out with primitive ops, as torch /
-// ONNX exporters emit it: m = ReduceMean(x, [-1]); d = x - m;
-// y = d / Sqrt(ReduceMean(Pow(d, 2), [-1]) + eps) (or d * Reciprocal(...)),
-// optionally * gamma and + beta (constants of shape [C], C = x's known last
-// dim). Becomes one LayerNormalization node (axis -1, that epsilon; no scale
-// / shift where gamma / beta are absent). float32 only; ReduceMean axes must
-// be exactly the last one (-1, or rank-1 with a known rank) with keepdims.
-// Same conditions as above: every intermediate has its pattern consumers
-// only and is not a partition output.
-void fuse_layer_norm_patterns(PartitionSpec& spec);
-
-// The node indices of each such pattern: claim() claims ReduceMean only
-// inside one of these, with the whole pattern in one partition.
-std::vector<std::vector<size_t>> find_layer_norm_patterns(const PartitionSpec& spec);
-
 // DequantizeLinear -> MaxPool -> QuantizeLinear with the same scalar scale
 // and zero point on both sides becomes one MaxPool on the int8 data (u8 /
 // s8 in, same type out): dequantization is increasing and Q(DQ(v)) = v, so

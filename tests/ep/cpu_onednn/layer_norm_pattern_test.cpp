@@ -1,8 +1,9 @@
 // LayerNorm written out with primitive ops, as torch / ONNX exporters emit
 // it (ReduceMean, Sub, Pow, ReduceMean, Add eps, Sqrt, Div, then optionally
-// Mul gamma / Add beta), which cpu_onednn claims (ReduceMean included) and
-// rewrites into one layer_normalization. Near-misses must not be rewritten:
-// their ReduceMean stays unclaimed, so with fallback 'deny' the session is
+// Mul gamma / Add beta): the core's layer_norm_fusion makes it one
+// LayerNormalization where cpu_onednn runs the nodes, which cpu_onednn
+// computes as one layer_normalization. Near-misses must not be rewritten:
+// cpu_onednn claims no ReduceMean, so with fallback 'deny' the session is
 // refused.
 #include "ep_compare.h"
 
@@ -79,7 +80,10 @@ TEST(OnednnLayerNormPattern, WrittenOutFormsMatchReference) {
         c.beta = affine >= 2;
         const std::string what = "rank " + std::to_string(dims.size()) + " eps " + std::to_string(eps) +
                                  (affine == 0 ? " no affine" : affine == 1 ? " gamma" : " gamma+beta");
-        expect_matches_reference(model(c), {{"in", random_tensor(dims, 3, -2.f, 2.f)}}, {}, what);
+        ProfiledParts parts;
+        expect_matches_reference(model(c), {{"in", random_tensor(dims, 3, -2.f, 2.f)}}, {}, what, onednn_env(),
+                                 &parts);
+        EXPECT_EQ(parts.count("layer_normalization"), 1u) << what;
       }
 }
 
