@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <cstring>
+
 #include "pattern_fusion.h"
 #include "program_builder.h"
 #include "skip_layer_norm_split.h"
@@ -18,6 +20,22 @@ bool parameter_only(const PartitionSpec& spec, const std::string& name) {
     for (size_t k = 0; k < n.inputs.size(); ++k)
       if (n.inputs[k] == name && !(k >= 1 && (n.op_type == "Resize" || n.op_type == "Upsample"))) return false;
   return true;
+}
+
+// Appends the values of a small int64 / float tensor to a cache key (floats
+// by their bits), after a -2 that no dimension takes.
+void append_values(const sdk::ConstTensor& t, std::vector<int64_t>& key) {
+  if (t.size() > 8) return;
+  key.push_back(-2);
+  for (int64_t k = 0; k < t.size(); ++k) {
+    if (t.dtype() == LOOM_DTYPE_INT64) {
+      key.push_back(t.data<int64_t>()[k]);
+    } else if (t.dtype() == LOOM_DTYPE_FLOAT) {
+      uint32_t bits = 0;
+      std::memcpy(&bits, t.data<float>() + k, sizeof bits);
+      key.push_back(bits);
+    }
+  }
 }
 
 }  // namespace
@@ -37,6 +55,8 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
   for (size_t i = 0; i < spec_.inputs.size(); ++i) {
     sdk::ConstTensor t = ctx.input(i);
     key.push_back(t.exists() ? t.shape() : std::vector<int64_t>{-1});
+    // A Resize's scales / sizes the model computes shape the program too.
+    if (t.exists() && !spec_.input_is_constant[i] && parameter_only(spec_, spec_.inputs[i])) append_values(t, key.back());
   }
   // Built under the lock: a shape is built once even when several runs
   // meet it at the same time (they would otherwise each build it).
@@ -44,6 +64,7 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
   auto it = cache_.find(key);
   if (it != cache_.end()) {
     it->second.last_use = ++use_clock_;
+    if (it->second.program == nullptr) throw sdk::Error(it->second.declined, LOOM_STATUS_NOT_IMPLEMENTED);
     return it->second.program;
   }
   for (size_t i = 0; i < key.size(); ++i)
@@ -54,23 +75,39 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
     // Profiles show the compilation a new shape costs, and which shape.
     sdk::ProfilePart part(ctx, [&] {
       std::string shapes;
-      for (const std::vector<int64_t>& dims : key) {
+      for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+        const sdk::ConstTensor t = ctx.input(i);
+        const std::vector<int64_t> dims = t.exists() ? t.shape() : std::vector<int64_t>{};
         shapes += shapes.empty() ? "[" : " [";
         for (size_t d = 0; d < dims.size(); ++d) shapes += (d ? "," : "") + std::to_string(dims[d]);
         shapes += "]";
       }
       return "build program: " + shapes;
     });
-    program = ProgramBuilder(engine_, spec_, ctx, options_, constants_).build();
+    try {
+      program = ProgramBuilder(engine_, spec_, ctx, options_, constants_).build();
+    } catch (const sdk::Error& e) {
+      // Inputs this EP declines (values oneDNN does not match): the host
+      // runs the partition on its fallback provider, now and on later runs
+      // with these inputs, without building again.
+      if (e.code() != LOOM_STATUS_NOT_IMPLEMENTED) throw;
+      remember(std::move(key), nullptr, e.what());
+      throw;
+    }
   }
+  remember(std::move(key), program, {});
+  return program;
+}
+
+void OnednnPartition::remember(std::vector<std::vector<int64_t>> key, std::shared_ptr<const Program> program,
+                               std::string declined) {
   if (cache_.size() >= options_.program_cache_size) {
     auto oldest = cache_.begin();
     for (auto c = cache_.begin(); c != cache_.end(); ++c)
       if (c->second.last_use < oldest->second.last_use) oldest = c;
     cache_.erase(oldest);
   }
-  cache_.emplace(std::move(key), CachedProgram{program, ++use_clock_});
-  return program;
+  cache_.emplace(std::move(key), CachedProgram{std::move(program), ++use_clock_, std::move(declined)});
 }
 
 void OnednnPartition::compute(void*, sdk::KernelContext& ctx) {

@@ -27,15 +27,21 @@ class OnednnPartition : public sdk::CompiledPartition {
   void compute(void* run_state, sdk::KernelContext& ctx) override;
 
  private:
+  // The program for this run's input shapes (and runtime Resize parameters),
+  // built on first use; throws NOT_IMPLEMENTED for inputs it declined.
   std::shared_ptr<const Program> program_for(sdk::KernelContext& ctx);
+  // Caches `program` (NULL: declined, for the reason `declined`) under `key`,
+  // dropping the least recently used entry when full. Under mutex_.
+  void remember(std::vector<std::vector<int64_t>> key, std::shared_ptr<const Program> program, std::string declined);
 
   PartitionSpec spec_;
   dnnl::engine engine_;
   EpOptions options_;
   std::mutex mutex_;
   struct CachedProgram {
-    std::shared_ptr<const Program> program;
+    std::shared_ptr<const Program> program;  // NULL: declined
     uint64_t last_use = 0;
+    std::string declined;
   };
   // By input shapes; at most options_.program_cache_size, least recently
   // used dropped first (runs still executing one keep it alive).

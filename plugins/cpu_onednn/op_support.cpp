@@ -159,7 +159,9 @@ SupportVerdict check_binary(const NodeSpec& n) {
     if (da == 1) a_broadcasts = true;
     else if (db == 1) b_broadcasts = true;
     else if (da > 0 && db > 0) return no("shapes do not broadcast");
-    else return no("a dimension may broadcast at run time (unknown sizes)");
+    // Unknown sizes (symbolic dims): whichever operand broadcasts at run
+    // time, the builder expands it on the concrete shapes, and a post-op
+    // fuses only an operand that broadcasts into the result.
   }
   if (a_broadcasts && b_broadcasts) return no("both operands broadcast");
   const bool commutative = n.op_type == "Add" || n.op_type == "Mul" || n.op_type == "Max" || n.op_type == "Min";

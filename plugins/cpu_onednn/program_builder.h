@@ -40,6 +40,10 @@ class ProgramBuilder {
 
   std::shared_ptr<Program> build();
   const EpOptions& options() const { return options_; }
+  // The partition and the run this program is built for (builders read the
+  // values of small runtime inputs, a Resize's sizes, from its inputs).
+  const PartitionSpec& spec() const { return spec_; }
+  sdk::KernelContext& context() const { return ctx_; }
 
   // --- values ---
   bool defined(const std::string& name) const { return names_.count(name) > 0; }

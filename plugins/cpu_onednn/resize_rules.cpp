@@ -6,12 +6,24 @@ namespace loom::onednn {
 namespace {
 
 // The constant input `i` (scales or sizes) when given, in *values; empty when
-// the input is omitted or an empty tensor. A reason when it is not a constant.
-std::string constant_input(const NodeSpec& n, size_t i, const char* what, std::vector<double>* values) {
+// the input is omitted or an empty tensor. An input computed when the model
+// runs sets *at_run_time instead (its values are checked when a program is
+// built for them): it must be 1-D of `dtype`, with 4 entries where known.
+std::string parameter_input(const NodeSpec& n, size_t i, const char* what, int32_t dtype, std::vector<double>* values,
+                            bool* at_run_time) {
   values->clear();
+  *at_run_time = false;
   if (!n.has_input(i)) return {};
-  if (i >= n.input_is_constant.size() || !n.input_is_constant[i])
-    return std::string(what) + " must be a constant (initializer)";
+  if (i >= n.input_is_constant.size() || !n.input_is_constant[i]) {
+    if (i >= n.input_dtypes.size() || n.input_dtypes[i] != dtype)
+      return std::string(what) + " computed at run time must be " + (dtype == LOOM_DTYPE_INT64 ? "int64" : "float32");
+    const auto& shape = i < n.input_shapes.size() ? n.input_shapes[i] : std::nullopt;
+    if (shape && (shape->size() != 1 || ((*shape)[0] >= 0 && (*shape)[0] != 4 && (*shape)[0] != 0)))
+      return std::string(what) + " must have 4 entries";
+    // An empty runtime tensor would mean "not given": only known ones count.
+    *at_run_time = !shape || (*shape)[0] != 0;
+    return {};
+  }
   auto it = n.small_constants.find(i);
   if (it == n.small_constants.end()) return std::string(what) + " must be a small numeric constant";
   *values = it->second;
@@ -21,6 +33,10 @@ std::string constant_input(const NodeSpec& n, size_t i, const char* what, std::v
 }  // namespace
 
 bool resize_is_linear(const NodeSpec& n) { return n.attr_string("mode", "nearest") == "linear"; }
+
+std::vector<size_t> resize_parameter_inputs(const NodeSpec& n) {
+  return n.op_type == "Upsample" ? std::vector<size_t>{1} : std::vector<size_t>{2, 3};
+}
 
 std::string resize_mismatch(const NodeSpec& n, const std::vector<int64_t>& in, std::vector<int64_t>* out) {
   const bool upsample = n.op_type == "Upsample";
@@ -53,12 +69,23 @@ std::string resize_mismatch(const NodeSpec& n, const std::vector<int64_t>& in, s
   }
 
   std::vector<double> scales, sizes;
-  if (auto e = constant_input(n, upsample ? 1 : 2, "scales", &scales); !e.empty()) return e;
+  bool scales_later = false, sizes_later = false;
+  if (auto e = parameter_input(n, upsample ? 1 : 2, "scales", LOOM_DTYPE_FLOAT, &scales, &scales_later); !e.empty())
+    return e;
   if (!upsample)
-    if (auto e = constant_input(n, 3, "sizes", &sizes); !e.empty()) return e;
+    if (auto e = parameter_input(n, 3, "sizes", LOOM_DTYPE_INT64, &sizes, &sizes_later); !e.empty()) return e;
+  if (scales_later || sizes_later) {
+    // Known when a program is built for a run: until then N and C keep their
+    // sizes and H, W are unknown.
+    if ((scales_later || !scales.empty()) && (sizes_later || !sizes.empty())) return "both scales and sizes given";
+    out->assign(4, -1);
+    (*out)[0] = in[0];
+    (*out)[1] = in[1];
+    return {};
+  }
   const bool use_scales = !scales.empty();
   if (use_scales && !sizes.empty()) return "both scales and sizes given";
-  if (!use_scales && sizes.empty()) return "neither scales nor sizes given as a constant";
+  if (!use_scales && sizes.empty()) return "neither scales nor sizes given";
   const std::vector<double>& v = use_scales ? scales : sizes;
   if (v.size() != 4) return std::string(use_scales ? "scales" : "sizes") + " must have 4 entries";
 

@@ -23,9 +23,14 @@ namespace loom::onednn {
 
 // Empty when oneDNN matches the node for input dims `in` (rank 4, -1 for
 // unknown), and then sets *out (-1 where unknown); otherwise why not.
+// Scales or sizes computed when the model runs pass here with H and W
+// unknown; the builder checks again with their values (resolve_resize_inputs).
 std::string resize_mismatch(const NodeSpec& n, const std::vector<int64_t>& in, std::vector<int64_t>* out);
 
 // True for linear interpolation, false for nearest (valid once resize_mismatch passed).
 bool resize_is_linear(const NodeSpec& n);
+
+// The input indices of the node's scales and sizes (sizes: none for Upsample).
+std::vector<size_t> resize_parameter_inputs(const NodeSpec& n);
 
 }  // namespace loom::onednn

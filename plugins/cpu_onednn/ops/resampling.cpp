@@ -1,20 +1,72 @@
-// Resize (opsets 11..13) / Upsample (opset 9) as oneDNN resampling_forward,
+// Resize (opsets 11..19) / Upsample (opset 9) as oneDNN resampling_forward,
 // on the input's own layout (dst format any, so no reorders inside a
 // partition). Only the attribute / scale combinations resize_rules.h proves
-// exact are claimed; the rule is checked again here on concrete dims.
+// exact are claimed; the rule is checked again here on concrete dims, and on
+// the values of scales or sizes the model computes: a program is built per
+// such values (compiled_partition.h keys its cache by them), and values
+// oneDNN does not match leave that run's partition to the fallback provider.
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "ops/op_builders.h"
 #include "resize_rules.h"
 
 namespace loom::onednn {
+namespace {
+
+// The values of partition input `name` in this run (int64 sizes or float
+// scales), nullopt when it is not a partition input of those types.
+std::optional<std::vector<double>> run_values(const ProgramBuilder& b, const std::string& name) {
+  const PartitionSpec& spec = b.spec();
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    if (spec.inputs[i] != name) continue;
+    const sdk::ConstTensor t = b.context().input(i);
+    if (!t.exists() || t.rank() != 1 || t.size() > 8) return std::nullopt;
+    std::vector<double> values;
+    if (t.dtype() == LOOM_DTYPE_INT64) {
+      for (int64_t k = 0; k < t.size(); ++k) values.push_back(static_cast<double>(t.data<int64_t>()[k]));
+    } else if (t.dtype() == LOOM_DTYPE_FLOAT) {
+      for (int64_t k = 0; k < t.size(); ++k) values.push_back(t.data<float>()[k]);
+    } else {
+      return std::nullopt;
+    }
+    return values;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 size_t build_resize(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   const ValueId x = b.value_of(n.inputs[0]);
   const std::vector<int64_t>& d = b.dims(x);
   if (d.size() != 4) n.fail("expects a rank-4 input");
+  // Scales or sizes the model computes: this run's values, as constants.
+  NodeSpec resolved = n;
+  bool at_run_time = false;
+  for (size_t i : resize_parameter_inputs(n)) {
+    if (!n.has_input(i) || (i < n.input_is_constant.size() && n.input_is_constant[i])) continue;
+    const std::optional<std::vector<double>> values = run_values(b, n.inputs[i]);
+    if (!values)
+      throw sdk::Error("cpu_onednn: " + n.label() + ": input '" + n.inputs[i] + "' is not readable when built",
+                       LOOM_STATUS_NOT_IMPLEMENTED);
+    if (values->empty()) {
+      resolved.inputs[i].clear();  // an empty tensor: not given
+      continue;
+    }
+    resolved.small_constants[i] = *values;
+    resolved.input_is_constant[i] = true;
+    at_run_time = true;
+  }
   std::vector<int64_t> dst_dims;
-  if (auto why = resize_mismatch(n, d, &dst_dims); !why.empty()) n.fail(why);
+  if (auto why = resize_mismatch(resolved, d, &dst_dims); !why.empty()) {
+    if (!at_run_time) n.fail(why);
+    throw sdk::Error("cpu_onednn: " + n.label() + ": with this run's scales / sizes: " + why,
+                     LOOM_STATUS_NOT_IMPLEMENTED);
+  }
   // oneDNN indexes by in / out dims; the factors only restate them.
   const std::vector<float> factors = {static_cast<float>(dst_dims[2]) / static_cast<float>(d[2]),
                                       static_cast<float>(dst_dims[3]) / static_cast<float>(d[3])};

@@ -140,7 +140,7 @@ TEST(OnednnResize, DeclinesWhereOneDnnRoundsDifferently) {
   }
 }
 
-TEST(OnednnResize, DeclinesNonConstantScales) {
+TEST(OnednnResize, ScalesGivenAsAnInputRunWithEachRunsValues) {
   testing::ModelBuilder m(13);
   m.input("x", kFloat, {1, 2, 4, 4});
   m.input("scales", kFloat, {4});
@@ -148,11 +148,92 @@ TEST(OnednnResize, DeclinesNonConstantScales) {
   add_string_attr(n, "mode", "linear");
   m.output("y", kFloat, {});
   auto s = make_session(environment({"cpu_onednn", "reference"}, FallbackPolicy::kAllow), m.bytes());
-  ASSERT_TRUE(s);
-  for (const auto& n : s->placement().nodes) {
-    EXPECT_EQ(n.provider, "reference");
-    EXPECT_NE(n.reason.find("scales must be a constant"), std::string::npos) << n.reason;
+  auto reference = make_session(reference_env(), m.bytes());
+  ASSERT_TRUE(s && reference);
+  for (const auto& p : s->placement().nodes) EXPECT_EQ(p.provider, "cpu_onednn") << p.reason;
+  // 2x: oneDNN; 1.5 x 4 = 6 whole: oneDNN; 1.3 x 4 not whole: the fallback.
+  for (const std::vector<float>& scales : {std::vector<float>{1, 1, 2, 2}, {1, 1, 1.5f, 1.5f}, {1, 1, 1.3f, 1.3f}}) {
+    const std::map<std::string, Tensor> in = {{"x", random_tensor({1, 2, 4, 4}, 9)},
+                                              {"scales", testing::float_tensor({4}, scales)}};
+    auto got = s->run(in);
+    auto want = reference->run(in);
+    ASSERT_TRUE(got.has_value()) << got.status().message();
+    ASSERT_TRUE(want.has_value()) << want.status().message();
+    expect_close((*want)[0], (*got)[0], {}, "scale " + std::to_string(scales[2]));
   }
+}
+
+// y = Resize(Relu(x)) to sizes [N, C, H * num / den, W * num / den] computed
+// from x's shape when the model runs (PyTorch's F.interpolate(size=...) on
+// a dynamic input exports Shape -> Slice -> Mul -> Concat): the int64 shape
+// nodes go to the reference EP, the Relu and the Resize to cpu_onednn.
+std::string runtime_sizes_model(const std::string& mode, int64_t num, int64_t den) {
+  testing::ModelBuilder m(13);
+  m.input("x", kFloat, {1, 3, -1, -1});
+  int64_initializer(m, "start", {2});
+  int64_initializer(m, "end", {4});
+  int64_initializer(m, "num", {num});
+  int64_initializer(m, "den", {den});
+  int64_initializer(m, "nc", {1, 3});
+  m.node("Relu", {"x"}, {"r"});
+  m.node("Shape", {"x"}, {"shape"});
+  m.node("Slice", {"shape", "start", "end"}, {"hw"});
+  m.node("Mul", {"hw", "num"}, {"scaled"});
+  m.node("Div", {"scaled", "den"}, {"out_hw"});
+  testing::add_int_attr(m.node("Concat", {"nc", "out_hw"}, {"sizes"}), "axis", 0);
+  auto& n = m.node("Resize", {"r", "", "", "sizes"}, {"y"});
+  add_string_attr(n, "mode", mode);
+  if (mode == "nearest") {
+    add_string_attr(n, "coordinate_transformation_mode", "asymmetric");
+    add_string_attr(n, "nearest_mode", "floor");
+  }
+  m.output("y", kFloat, {});
+  return m.bytes();
+}
+
+// Runs `model` on cpu_onednn (the reference EP taking what it leaves) and on
+// the reference EP alone for each input shape; returns what cpu_onednn said
+// it ran.
+ProfiledParts expect_runs_match(const std::string& model, const std::vector<std::vector<int64_t>>& shapes,
+                                const std::string& what) {
+  auto s = make_session(environment({"cpu_onednn", "reference"}, FallbackPolicy::kAllow), model, profiled_options());
+  auto reference = make_session(reference_env(), model);
+  if (!s || !reference) {
+    ADD_FAILURE() << what;
+    return {};
+  }
+  for (const auto& n : s->placement().nodes)
+    if (n.op_type == "Resize") EXPECT_EQ(n.provider, "cpu_onednn") << what << ": " << n.reason;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const std::map<std::string, Tensor> in = {{"x", random_tensor(shapes[i], static_cast<uint32_t>(40 + i))}};
+    auto got = s->run(in);
+    auto want = reference->run(in);
+    EXPECT_TRUE(got.has_value()) << what << ": " << got.status().message();
+    EXPECT_TRUE(want.has_value()) << what << ": " << want.status().message();
+    if (got.has_value() && want.has_value()) expect_close((*want)[0], (*got)[0], {}, what + " run " + std::to_string(i));
+  }
+  return parts_of(*s);
+}
+
+TEST(OnednnResize, SizesComputedAtRunTimeRunOnOneDnn) {
+  // A program per input shape (and so per sizes), reused when a shape comes back.
+  const ProfiledParts linear =
+      expect_runs_match(runtime_sizes_model("linear", 3, 2), {{1, 3, 4, 6}, {1, 3, 5, 3}, {1, 3, 4, 6}}, "linear x1.5");
+  EXPECT_EQ(linear.count("resampling"), 3u);
+  EXPECT_EQ(linear.count("build program"), 2u);
+  const ProfiledParts nearest =
+      expect_runs_match(runtime_sizes_model("nearest", 2, 1), {{1, 3, 4, 6}, {1, 3, 3, 5}}, "nearest x2");
+  EXPECT_EQ(nearest.count("resampling"), 2u);
+}
+
+TEST(OnednnResize, RunTimeSizesOneDnnDoesNotMatchRunOnTheFallback) {
+  // Nearest by 1.5: oneDNN rounds differently, which only the sizes' values
+  // show. Those runs go to the reference EP, the second with a shape met
+  // before without trying to build again.
+  const ProfiledParts parts = expect_runs_match(runtime_sizes_model("nearest", 3, 2),
+                                                {{1, 3, 4, 6}, {1, 3, 4, 6}, {1, 3, 2, 2}}, "nearest x1.5");
+  EXPECT_EQ(parts.count("build program"), 2u) << "one declined build per shape";
+  EXPECT_EQ(parts.count("resampling"), 0u);
 }
 
 }  // namespace
