@@ -13,6 +13,7 @@ Markdown table (with the machine, bench/machine.py), also written to --out when 
 
   python3 bench/dynamic_quant_benchmark.py --loom build/bin/loom --ort-dir build/models \\
       [--layers 4] [--seq 128] [--rounds 3] [--reference-runs 2] [--work DIR] [--out results.md]
+  python3 bench/dynamic_quant_benchmark.py --cnn build/models/resnet50.onnx ...   (ConvInteger instead)
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 import numpy as np, onnx
@@ -99,6 +100,51 @@ def encoder(path, layers, seq):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+def quantize_convs(src, path):
+    """A float CNN's Convs with constant weights as quantize_dynamic writes them: each activation
+    quantized once by DynamicQuantizeLinear, ConvInteger with int8 symmetric per-tensor weights,
+    Cast, Mul by Mul(x_scale, W_scale), then the bias (reshaped to [1, C, 1, 1]) added."""
+    m = onnx.load(src)
+    g = m.graph
+    inits = {t.name: t for t in g.initializer}
+    quantized, nodes, new_inits = {}, [], []
+    for node in g.node:
+        if node.op_type != "Conv" or node.input[1] not in inits:
+            nodes.append(node)
+            continue
+        x, out = node.input[0], node.output[0]
+        if x not in quantized:
+            quantized[x] = [f"{x}_q", f"{x}_scale", f"{x}_zp"]
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [x], quantized[x], name=f"{x}_dql"))
+        xq, xs, xz = quantized[x]
+        w = numpy_helper.to_array(inits[node.input[1]])
+        scale = np.float32(max(np.abs(w).max(), 1e-8) / 127.0)
+        base = node.name or out
+        new_inits += [numpy_helper.from_array(np.clip(np.rint(w / scale), -127, 127).astype(np.int8), f"{base}_Wq"),
+                      numpy_helper.from_array(np.array(scale, np.float32), f"{base}_Ws"),
+                      numpy_helper.from_array(np.array(0, np.int8), f"{base}_Wzp")]
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        nodes.append(helper.make_node("ConvInteger", [xq, f"{base}_Wq", xz, f"{base}_Wzp"], [f"{base}_acc"],
+                                      name=f"{base}_quant", **attrs))
+        nodes.append(helper.make_node("Cast", [f"{base}_acc"], [f"{base}_accf"], to=TensorProto.FLOAT))
+        nodes.append(helper.make_node("Mul", [xs, f"{base}_Ws"], [f"{base}_scales"]))
+        has_bias = len(node.input) > 2 and node.input[2]
+        scaled = f"{base}_scaled" if has_bias else out
+        nodes.append(helper.make_node("Mul", [f"{base}_accf", f"{base}_scales"], [scaled]))
+        if has_bias:
+            new_inits.append(numpy_helper.from_array(np.array([1, -1, 1, 1], np.int64), f"{base}_bias_shape"))
+            nodes.append(helper.make_node("Reshape", [node.input[2], f"{base}_bias_shape"], [f"{base}_bias_r"]))
+            nodes.append(helper.make_node("Add", [scaled, f"{base}_bias_r"], [out]))
+    used = {i for n in nodes for i in n.input}
+    keep = [t for t in g.initializer if t.name in used]
+    del g.node[:]
+    g.node.extend(nodes)
+    del g.initializer[:]
+    g.initializer.extend(keep + new_inits)
+    onnx.save(m, path)
+    return g.input[0].name, [d.dim_value or 1 for d in g.input[0].type.tensor_type.shape.dim], g.output[0].name
+
+
 def last_json(cmd):
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
@@ -124,25 +170,37 @@ def main():
     ap.add_argument("--reference-runs", type=int, default=2, help="timed runs of the reference EP (slow), one round")
     ap.add_argument("--work", default=tempfile.mkdtemp(prefix="loom_dq_"))
     ap.add_argument("--out", help="also write the Markdown report here")
+    ap.add_argument("--cnn", help="instead of the encoder, this float CNN with its Convs quantized as quantize_dynamic "
+                                  "quantizes them (ConvInteger), e.g. build/models/resnet50.onnx")
     a = ap.parse_args()
-    model, x = os.path.join(a.work, "encoder.onnx"), os.path.join(a.work, "x.pb")
-    encoder(model, a.layers, a.seq)
+    os.makedirs(a.work, exist_ok=True)
+    model, x = os.path.join(a.work, "model.onnx"), os.path.join(a.work, "x.pb")
+    if a.cnn:
+        in_name, in_dims, out_name = quantize_convs(a.cnn, model)
+        what = (f"{os.path.basename(a.cnn)} with every Conv as quantize_dynamic writes it (DynamicQuantizeLinear, "
+                "ConvInteger with int8 symmetric per-tensor weights, Cast, Mul by the scales, bias Add)")
+    else:
+        encoder(model, a.layers, a.seq)
+        in_name, in_dims, out_name = "x", [1, a.seq, HIDDEN], "y"
+        what = (f"{a.layers} encoder layers, hidden {HIDDEN}, {HEADS} heads, FFN {FFN}, seq {a.seq}, batch 1; "
+                "int8 symmetric per-tensor weights, written as quantize_dynamic writes them")
     with open(x, "wb") as f:
-        f.write(numpy_helper.from_array(np.random.default_rng(1).standard_normal([1, a.seq, HIDDEN]).astype(np.float32),
-                                        "x").SerializeToString())
-    loom_cmd = lambda providers, *rest: [a.loom, *rest, "--model", model, "--input", f"x={x}", "--providers", providers]
-    ort_js = lambda script: ["node", script, "--model", model, "--input", f"x={x}", "--ort-dir", a.ort_dir]
+        f.write(numpy_helper.from_array(np.random.default_rng(1).standard_normal(in_dims).astype(np.float32),
+                                        in_name).SerializeToString())
+    loom_cmd = lambda providers, *rest: [a.loom, *rest, "--model", model, "--input", f"{in_name}={x}",
+                                         "--providers", providers]
+    ort_js = lambda script: ["node", script, "--model", model, "--input", f"{in_name}={x}", "--ort-dir", a.ort_dir]
 
     # Outputs first: every runtime must compute the same encoder.
     outs = {}
     for key, providers in (("loom", "cpu_onednn,reference"), ("reference", "reference")):
         d = os.path.join(a.work, key)
         subprocess.run(loom_cmd(providers, "run", "--save-outputs", d, "--quiet"), check=True)
-        outs[key] = read_pb(os.path.join(d, "y.pb"))
+        outs[key] = read_pb(os.path.join(d, out_name.replace("/", "_") + ".pb"))
     d = os.path.join(a.work, "ort")
     subprocess.run(ort_js(os.path.join(HERE, "..", "tests", "models", "ort_run.js")) + ["--save-outputs", d],
                    check=True, capture_output=True)
-    outs["ort"] = read_pb(os.path.join(d, "y.pb"))
+    outs["ort"] = read_pb(os.path.join(d, out_name.replace("/", "_") + ".pb"))
     diff = {f"{p} vs {q}": float(np.abs(outs[p] - outs[q]).max())
             for p, q in (("loom", "reference"), ("loom", "ort"), ("reference", "ort"))}
     # Nodes per provider after Loom's passes (`loom partition` prints one "name [op] -> provider: ..." line each).
@@ -170,10 +228,8 @@ def main():
 
     load = meter.stop()
     m = machine.describe(os.path.join(HERE, ".."))
-    lines = [f"# quantize_dynamic BERT-like encoder on CPU: Loom vs ONNX Runtime", "",
-             f"Model: {a.layers} encoder layers, hidden {HIDDEN}, {HEADS} heads, FFN {FFN}, seq {a.seq}, batch 1; "
-             "int8 symmetric per-tensor weights, written as quantize_dynamic writes them "
-             "(bench/dynamic_quant_benchmark.py).", "",
+    lines = [f"# quantize_dynamic {'CNN' if a.cnn else 'BERT-like encoder'} on CPU: Loom vs ONNX Runtime", "",
+             f"Model: {what} (bench/dynamic_quant_benchmark.py).", "",
              "Machine: " + "; ".join(f"{k} {v}" for k, v in m.items()), "",
              "Max abs output difference: " + ", ".join(f"{k} {v:.3g}" for k, v in diff.items()), "",
              "| threads | reference EP ms | Loom cpu_onednn ms | ORT ms | reference / cpu_onednn | Loom / ORT |",

@@ -138,6 +138,22 @@ SupportVerdict check_gemm(const NodeSpec& n) {
   return yes(OpRole::kAnchor);
 }
 
+// Cast to float32 from int32 (ConvInteger's result), int8, uint8 or float32:
+// a oneDNN reorder, exact for these types. Casts to integers round toward
+// zero in ONNX and to nearest in oneDNN: left to the reference EP.
+SupportVerdict check_cast(const NodeSpec& n) {
+  if (!n.has_input(0) || n.outputs.empty()) return no("missing input");
+  if (n.output_dtypes.empty() || n.output_dtypes[0] != LOOM_DTYPE_FLOAT) return no("only Casts to float32 are compiled");
+  const int32_t from = n.input_dtypes[0];
+  if (from != LOOM_DTYPE_INT32 && from != LOOM_DTYPE_INT8 && from != LOOM_DTYPE_UINT8 && from != LOOM_DTYPE_FLOAT)
+    return no("only Casts from int32, int8, uint8 or float32 are compiled");
+  if (n.input_rank(0) && *n.input_rank(0) > 12) return no("rank above oneDNN's limit");
+  if (n.input_shapes[0])
+    for (int64_t d : *n.input_shapes[0])
+      if (d == 0) return no("input 0 is empty (zero-sized); oneDNN has no empty memory");
+  return yes(OpRole::kCompute);
+}
+
 SupportVerdict check_binary(const NodeSpec& n) {
   if (n.opset < 7 && n.op_type != "Max" && n.op_type != "Min")
     return no("legacy broadcast attributes (opset < 7)");
@@ -427,6 +443,7 @@ SupportVerdict check_support(const NodeSpec& n) {
     if (!n.other_attrs.empty()) return no("attribute '" + n.other_attrs.front() + "' of an unhandled kind");
     return check_quantized(n);
   }
+  if (op == "Cast") return check_cast(n);
   // An op cpu_onednn has no kernel for says so, whatever its types.
   const OpCheck check = op_check(n);
   if (check == nullptr) return no("op not implemented by cpu_onednn");

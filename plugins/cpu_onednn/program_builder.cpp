@@ -73,11 +73,12 @@ ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& 
       // int32 inputs (Attention's mask_index) become s32 values that builders
       // convert with a reorder; other non-float inputs (e.g. a Reshape's
       // shape) are read from the node spec.
-      if (t.dtype() == LOOM_DTYPE_INT32 && !dims.empty() && dims.size() <= kMaxRank && element_count(dims) > 0) {
-        std::vector<int64_t> strides(dims.size(), 1);
-        for (size_t k = dims.size() - 1; k > 0; --k) strides[k - 1] = strides[k] * dims[k];
-        const BufferId b = add_buffer(BufferKind::kInput, i, static_cast<size_t>(element_count(dims)) * sizeof(int32_t));
-        names_[spec.inputs[i]] = add_value(dnnl::memory::desc(dims, dnnl::memory::data_type::s32, strides), dims, b);
+      if (t.dtype() == LOOM_DTYPE_INT32 && dims.size() <= kMaxRank && element_count(dims) > 0) {
+        const std::vector<int64_t> d = dims.empty() ? std::vector<int64_t>{1} : dims;  // a scalar as one element
+        std::vector<int64_t> strides(d.size(), 1);
+        for (size_t k = d.size() - 1; k > 0; --k) strides[k - 1] = strides[k] * d[k];
+        const BufferId b = add_buffer(BufferKind::kInput, i, static_cast<size_t>(element_count(d)) * sizeof(int32_t));
+        names_[spec.inputs[i]] = add_value(dnnl::memory::desc(d, dnnl::memory::data_type::s32, strides), dims, b);
       }
       continue;
     }
@@ -361,8 +362,12 @@ void ProgramBuilder::build_nodes() {
   const std::vector<BuildUnit> units = plan_fusion(spec_);
   std::vector<bool> done(units.size(), false);
   size_t remaining = units.size();
-  // Units are built once every value they read from outside is defined; the
-  // fusion plan keeps this order acyclic.
+  // Units are built once every value they read from outside is defined: a
+  // float or 8-bit value, or any value another node of the partition makes
+  // (a ConvInteger's int32 result before the Cast reading it). The fusion
+  // plan keeps this order acyclic.
+  std::set<std::string> made_here;
+  for (const NodeSpec& n : spec_.nodes) made_here.insert(n.outputs.begin(), n.outputs.end());
   while (remaining > 0) {
     bool progressed = false;
     for (size_t u = 0; u < units.size(); ++u) {
@@ -375,7 +380,7 @@ void ProgramBuilder::build_nodes() {
           if (n.has_input(k) && !internal.count(n.inputs[k]) && !defined(n.inputs[k]) &&
               !n.small_constants.count(k) &&
               (n.input_dtypes[k] == LOOM_DTYPE_FLOAT || n.input_dtypes[k] == LOOM_DTYPE_UINT8 ||
-               n.input_dtypes[k] == LOOM_DTYPE_INT8))
+               n.input_dtypes[k] == LOOM_DTYPE_INT8 || made_here.count(n.inputs[k])))
             ready = false;
         for (const auto& o : n.outputs) internal.insert(o);
       };

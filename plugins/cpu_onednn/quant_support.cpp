@@ -10,7 +10,8 @@
 // MatMulIntegerToFloat also takes its activation's scale and zero point as
 // values computed at run time (quantize_dynamic's DynamicQuantizeLinear
 // outputs): oneDNN reads those as run-time output scales and zero points.
-// DynamicQuantizeLinear itself is a host step.
+// DynamicQuantizeLinear itself is a host step. ConvInteger's x_zero_point
+// too may be computed at run time; its int32 result is exact.
 #include <cmath>
 
 #include "op_support.h"
@@ -87,6 +88,35 @@ SupportVerdict check_qlinear_conv(const NodeSpec& n) {
     if (!e.empty()) return no(e);
   if (n.has_input(8) && (n.input_dtypes[8] != LOOM_DTYPE_INT32 || n.input_rank(8) != 1u))
     return no("B must be a 1-D int32 tensor");
+  return {OpRole::kCompute, {}};
+}
+
+// ConvInteger (2-D), the convolution quantize_dynamic writes: uint8 / int8 x
+// whose scalar zero point may be computed at run time (DynamicQuantizeLinear's
+// output), constant int8 weights with zero points all zero; the int32 result
+// is exact, so the Cast and the Muls by the scales after it stay float ops.
+SupportVerdict check_conv_integer(const NodeSpec& n) {
+  // x, w, x_zero_point, w_zero_point
+  if (!n.has_input(1)) return no("missing weights");
+  if (!is_int8(n.input_dtypes[0])) return no("x must be uint8 or int8");
+  if (!n.input_is_constant[1]) return no("weights must be a constant initializer (packed once at compile time)");
+  const auto w_shape = n.constant_shapes.count(1) ? n.constant_shapes.at(1) : std::vector<int64_t>{};
+  if (w_shape.size() != 4) return no("only 2-D convolutions (rank-4 constant weights) are compiled");
+  if (n.input_rank(0) && *n.input_rank(0) != 4) return no("only 2-D convolutions (rank-4 input) are compiled");
+  if (auto e = check_window_2d(n); !e.empty()) return no(e);
+  if (n.attr_int("group", 1) < 1) return no("group must be positive");
+  if (n.input_dtypes[1] != LOOM_DTYPE_INT8)
+    return no("uint8 weights: oneDNN 2.6 int8 convolution takes int8 (s8) weights only");
+  if (n.has_input(3) && !n.zero_constants.count(3))
+    return no("nonzero weight zero point: oneDNN 2.6 int8 convolution supports zero points on source and destination "
+              "only");
+  if (n.has_input(2)) {
+    if (n.input_dtypes[2] != n.input_dtypes[0]) return no("x_zero_point must have x's type");
+    const auto& s = n.input_shapes[2];
+    if (s && (s->size() > 1 || (s->size() == 1 && (*s)[0] != 1))) return no("x_zero_point must be one value");
+  }
+  if (n.output_dtypes[0] != LOOM_DTYPE_INT32 && n.output_dtypes[0] != LOOM_DTYPE_UNDEFINED)
+    return no("output must be int32");
   return {OpRole::kCompute, {}};
 }
 
@@ -234,13 +264,14 @@ SupportVerdict check_matmul_integer_to_float(const NodeSpec& n) {
 
 bool is_quantized_op(const std::string& op) {
   return op == "QLinearConv" || op == "QLinearMatMul" || op == "QuantizeLinear" || op == "DequantizeLinear" ||
-         op == "DynamicQuantizeLinear";
+         op == "DynamicQuantizeLinear" || op == "ConvInteger";
 }
 
 SupportVerdict check_quantized(const NodeSpec& n) {
   if (!n.has_input(0) || n.outputs.empty() || n.outputs[0].empty()) return no("missing input or output");
   if (n.input_rank(0) && *n.input_rank(0) > 12) return no("rank above oneDNN's limit");
   if (n.op_type == "QLinearConv") return check_qlinear_conv(n);
+  if (n.op_type == "ConvInteger") return check_conv_integer(n);
   if (n.op_type == "QLinearMatMul") return check_qlinear_matmul(n);
   if (n.op_type == "QuantizeLinear") return check_quantize(n);
   if (n.op_type == "DynamicQuantizeLinear") return check_dynamic_quantize(n);

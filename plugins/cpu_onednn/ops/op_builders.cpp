@@ -31,6 +31,8 @@ OpBuilderFn op_builder_for(const std::string& op) {
       {"Upsample", build_resize},
       {"Pad", build_pad},
       {"QLinearConv", build_qlinear_conv},
+      {"ConvInteger", build_conv_integer},
+      {"Cast", build_cast},
       {"QLinearMatMul", build_qlinear_matmul},
       {"QuantizeLinear", build_quantize_linear},
       {"DequantizeLinear", build_quantize_linear},
