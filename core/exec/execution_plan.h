@@ -72,6 +72,9 @@ struct Step {
   LOOM_CompiledPartition* partition = nullptr; // kPartition
   std::vector<SlotId> inputs;   // kNoSlot for omitted optional inputs
   std::vector<SlotId> outputs;  // kNoSlot for unnamed outputs
+  // Per input, the memory kind the step reads it in (binding sets it; the
+  // copies pass, exec/plan_copies.h, then makes each input a slot there).
+  std::vector<size_t> input_memory;
   // kKernel: per input / output, whether the kernel reads / writes it on the
   // host during compute (LOOM_KernelDef.host_inputs / host_outputs); such
   // slots live in host memory. Empty when none is.

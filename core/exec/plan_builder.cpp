@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "exec/kernel_step_rules.h"
+#include "exec/plan_copies.h"
 #include "exec/plan_memory.h"
 #include "exec/plan_order.h"
 #include "exec/plan_synchronization.h"
@@ -41,8 +42,11 @@ class PlanBuilder {
     bind_graph_values();
     for (size_t g : order_.groups) LOOM_RETURN_IF_ERROR(add_group(assignment_.groups[g]));
     LOOM_RETURN_IF_ERROR(bind_outputs());
-    insert_stream_synchronization(*plan_, extra_reads_);
-    plan_lifetimes_and_memory(*plan_, extra_reads_);
+    LOOM_ASSIGN_OR_RETURN(auto capture_reads, copies());
+    for (SlotId s : plan_->outputs)
+      if (plan_->slots[s].kind == SlotKind::kIntermediate) plan_->slots[s].kind = SlotKind::kGraphOutput;
+    insert_stream_synchronization(*plan_, capture_reads);
+    plan_lifetimes_and_memory(*plan_, capture_reads);
     plan_->step_graph = build_step_graph(*plan_);
     return std::move(plan_);
   }
@@ -100,64 +104,14 @@ class PlanBuilder {
     }
   }
 
-  // The EP owning device memory `device` copies from memory `from` to `to`.
-  bool owner_copies(size_t device, size_t from, size_t to) const {
-    return eps_[static_cast<size_t>(memory_owner_[device])]->can_copy(plan_->memories[from].info,
-                                                                        plan_->memories[to].info);
-  }
-
-  // The slot holding `slot`'s value in memory `m`, adding copy steps as needed.
-  // A copy is made by an EP whose data transfer says it can (can_copy): the
-  // device's owner between host and device; between two devices either
-  // owner, else the value goes through host memory.
-  Expected<SlotId> in_memory(SlotId slot, size_t m) {
-    const size_t from = plan_->slots[slot].memory;
-    if (from == m) return slot;
-    auto key = std::make_pair(slot, m);
-    auto it = copies_.find(key);
-    if (it != copies_.end()) return it->second;
-    size_t device = from != 0 ? from : m;
-    if (from != 0 && m != 0) {
-      if (owner_copies(from, from, m)) device = from;
-      else if (owner_copies(m, from, m)) device = m;
-      else {
-        LOOM_ASSIGN_OR_RETURN(SlotId via_host, in_memory(slot, 0));
-        return in_memory(via_host, m);
-      }
-    }
-    const std::string from_name = plugin_host::memory_name(plan_->memories[from].info);
-    const std::string to_name = plugin_host::memory_name(plan_->memories[m].info);
-    if (plan_->slots[slot].type.dtype == DType::kString)
-      return not_implemented("value '" + plan_->slots[slot].name + "' is a string tensor and cannot move to memory '" +
-                             to_name + "'");
-    if (!owner_copies(device, from, m))
-      return not_implemented("value '" + plan_->slots[slot].name + "' must move from memory '" + from_name + "' to '" +
-                             to_name + "', but provider '" + eps_[static_cast<size_t>(memory_owner_[device])]->name() +
-                             "' does not copy that way (its data transfer's can_copy says no)");
-    Step step;
-    step.kind = StepKind::kCopy;
-    step.ep = static_cast<size_t>(memory_owner_[device]);
-    step.stream = stream_of(step.ep);
-    step.inputs = {slot};
-    // An initializer that no run may override (not a graph input) is copied
-    // once per session rather than every run.
-    step.constant_copy = plan_->slots[slot].kind == SlotKind::kConstant && from == 0 && !input_slots_.count(slot);
-    const std::string name = plan_->slots[slot].name + "@" + plugin_host::memory_name(plan_->memories[m].info);
-    SlotId dst = new_slot(name, SlotKind::kIntermediate, m);
-    plan_->slots[dst].type = plan_->slots[slot].type;
-    step.outputs = {dst};
-    step.label = "'" + plan_->slots[slot].name + "' from " + from_name + " to " + to_name;
-    step.name = step.label;
-    step.op_type = "copy";
-    plan_->steps.push_back(std::move(step));
-    copies_[key] = dst;
-    return dst;
-  }
-
-  Expected<SlotId> input_slot(const std::string& name, size_t m, const std::string& who) {
+  // Binds `name` as the step's next input, read in memory `m` (the copies
+  // pass brings it there).
+  Status bind_input(Step& step, const std::string& name, size_t m) {
     auto it = value_slot_.find(name);
-    if (it == value_slot_.end()) return invalid_graph(who + " reads value '" + name + "' which nothing produces");
-    return in_memory(it->second, m);
+    if (it == value_slot_.end()) return invalid_graph(step.label + " reads value '" + name + "' which nothing produces");
+    step.inputs.push_back(it->second);
+    step.input_memory.push_back(m);
+    return Status::ok();
   }
 
   Status add_group(const partition::Group& g) {
@@ -182,11 +136,11 @@ class PlanBuilder {
         const std::string& in = n.inputs[i];
         if (in.empty()) {
           step.inputs.push_back(kNoSlot);
+          step.input_memory.push_back(m);
           continue;
         }
         const bool host = i < step.input_on_host.size() && step.input_on_host[i];
-        LOOM_ASSIGN_OR_RETURN(SlotId s, input_slot(in, host ? 0 : m, step.label));
-        step.inputs.push_back(s);
+        LOOM_RETURN_IF_ERROR(bind_input(step, in, host ? 0 : m));
       }
       LOOM_RETURN_IF_ERROR(plan_subgraphs(n, step));
       step.output_types = output_type_rules(graph_, n);
@@ -227,10 +181,7 @@ class PlanBuilder {
         auto it = value_slot_.find(v);
         if (it == value_slot_.end())
           return invalid_graph(step.label + ": subgraph '" + a.name + "' reads '" + v + "', which is not defined");
-        // Bodies run on host-bound slots: bring device values to the host first.
-        LOOM_ASSIGN_OR_RETURN(SlotId host_slot, in_memory(it->second, 0));
-        step.captures[v] = host_slot;
-        extra_reads_.emplace_back(plan_->steps.size(), host_slot);
+        step.captures[v] = it->second;  // the copies pass brings it to the host
       }
       step.subgraphs[a.name] = *sub;
     }
@@ -275,10 +226,7 @@ class PlanBuilder {
     step.op_type = "fused(";
     for (size_t i = 0; i < ops.size(); ++i) step.op_type += (i ? "+" : "") + ops[i];
     step.op_type += ")";
-    for (const std::string& in : inputs) {
-      LOOM_ASSIGN_OR_RETURN(SlotId s, input_slot(in, m, step.label));
-      step.inputs.push_back(s);
-    }
+    for (const std::string& in : inputs) LOOM_RETURN_IF_ERROR(bind_input(step, in, m));
     if (options_.plan_fallback && ep.uses_host_memory())
       step.fallback = make_partition_fallback(graph_, nodes, inputs, outputs, options_.plan_fallback);
     auto view = plugin_host::make_graph_view(graph_, nodes, inputs, outputs);
@@ -291,17 +239,29 @@ class PlanBuilder {
     return Status::ok();
   }
 
+  // The graph outputs where they are made; the copies pass brings them to
+  // the host.
   Status bind_outputs() {
     plan_->check_shapes = options_.check_shapes;
     for (const std::string& o : graph_.outputs) {
       auto it = value_slot_.find(o);
       if (it == value_slot_.end()) return invalid_graph("graph output '" + o + "' is never produced");
-      LOOM_ASSIGN_OR_RETURN(SlotId s, in_memory(it->second, 0));
-      if (plan_->slots[s].kind == SlotKind::kIntermediate) plan_->slots[s].kind = SlotKind::kGraphOutput;
-      plan_->outputs.push_back(s);
+      plan_->outputs.push_back(it->second);
       plan_->output_names.push_back(o);
     }
     return Status::ok();
+  }
+
+  Expected<std::vector<std::pair<size_t, SlotId>>> copies() {
+    CopyRules rules;
+    rules.memory_owner = memory_owner_;
+    rules.can_copy = [this](size_t ep, size_t from, size_t to) {
+      return eps_[ep]->can_copy(plan_->memories[from].info, plan_->memories[to].info);
+    };
+    rules.stream_of = [this](size_t ep) { return stream_of(ep); };
+    rules.ep_name = [this](size_t ep) { return eps_[ep]->name(); };
+    rules.input_slots = input_slots_;
+    return insert_copies(*plan_, rules);
   }
 
   const ir::Graph& graph_;
@@ -315,8 +275,6 @@ class PlanBuilder {
   std::vector<size_t> stream_of_ep_;  // per EP: its stream once it has one (SIZE_MAX before)
   std::unordered_map<std::string, SlotId> value_slot_;
   std::unordered_set<SlotId> input_slots_;  // the slots in plan_->inputs
-  std::map<std::pair<SlotId, size_t>, SlotId> copies_;
-  std::vector<std::pair<size_t, SlotId>> extra_reads_;
 };
 
 }  // namespace
