@@ -16,6 +16,8 @@ const char* const kAttributeNames[] = {
     "cubic_coeff_a", "exclude_outside", "extrapolation_value", "antialias", "keep_aspect_ratio_policy",
     // Pad before opset 11 (opset 1 names the pads "paddings")
     "value", "paddings",
+    // reductions (opset 18), Cast, Slice-1, Split
+    "noop_with_empty_axes", "to", "starts", "ends", "split", "num_outputs",
     // com.microsoft Attention
     "num_heads", "unidirectional", "qkv_hidden_sizes", "mask_filter_value", "scale", "do_rotary",
     "past_present_share_buffer",

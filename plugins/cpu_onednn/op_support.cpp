@@ -427,6 +427,8 @@ OpCheck op_check(const NodeSpec& n) {
   if (op == "Transpose") return check_transpose;
   if (op == "Resize" || op == "Upsample") return check_resize;
   if (op == "Pad") return check_pad;
+  if (is_reduce_op(n)) return check_reduce;
+  if (op == "Slice" || op == "Split") return check_slice;
   if (binary_algorithm_for(n)) return check_binary;
   if (eltwise_steps_for(n)) return check_unary;
   return nullptr;
@@ -449,7 +451,11 @@ SupportVerdict check_support(const NodeSpec& n) {
   if (check == nullptr) return no("op not implemented by cpu_onednn");
   // Data inputs are float; Reshape's shape, Resize's roi / scales / sizes,
   // Pad's pads / value / axes and Clip's bounds are checked below.
-  const size_t float_inputs = (op == "Reshape" || op == "Resize" || op == "Upsample" || op == "Pad") ? 1 : n.inputs.size();
+  const size_t float_inputs =
+      (op == "Reshape" || op == "Resize" || op == "Upsample" || op == "Pad" || op == "Slice" || op == "Split" ||
+       is_reduce_op(n))
+          ? 1
+          : n.inputs.size();
   if (!all_float(n, float_inputs)) return no("only float32 is compiled, " + first_non_float(n, float_inputs));
   if (!n.other_attrs.empty()) return no("attribute '" + n.other_attrs.front() + "' of an unhandled kind");
   if (n.input_shapes.empty() || !n.has_input(0)) return no("missing input");

@@ -38,6 +38,12 @@ SupportVerdict check_quantized(const NodeSpec& node);
 // int8 / uint8 B with constant scales and zero points (per tensor or per
 // column), float32 output.
 SupportVerdict check_matmul_integer_to_float(const NodeSpec& node);
+// ReduceMean / Sum / Max / Min / L2 over float32 with constant axes
+// (ops/reduce.cpp, with its builder).
+bool is_reduce_op(const NodeSpec& node);
+SupportVerdict check_reduce(const NodeSpec& node);
+// Slice with unit steps and Split of float32 with constant indices (ops/slice.cpp).
+SupportVerdict check_slice(const NodeSpec& node);
 // Conv / ConvTranspose / pooling spatial attributes for 2-D kernels: "" when
 // supported, else why not.
 std::string check_window_2d(const NodeSpec& node);

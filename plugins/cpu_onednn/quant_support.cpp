@@ -73,16 +73,24 @@ std::string check_output(const NodeSpec& n, size_t zero) {
   return {};
 }
 
+// An int8 2-D convolution's data and geometry: uint8 / int8 x (input 0),
+// constant rank-4 weights at input `w`, a window oneDNN takes; "" when usable.
+std::string check_int8_conv(const NodeSpec& n, size_t w) {
+  if (!is_int8(n.input_dtypes[0])) return "x must be uint8 or int8";
+  if (!n.input_is_constant[w]) return "weights must be a constant initializer (packed once at compile time)";
+  const auto w_shape = n.constant_shapes.count(w) ? n.constant_shapes.at(w) : std::vector<int64_t>{};
+  if (w_shape.size() != 4) return "only 2-D convolutions (rank-4 constant weights) are compiled";
+  if (n.input_rank(0) && *n.input_rank(0) != 4) return "only 2-D convolutions (rank-4 input) are compiled";
+  if (auto e = check_window_2d(n); !e.empty()) return e;
+  if (n.attr_int("group", 1) < 1) return "group must be positive";
+  return {};
+}
+
 SupportVerdict check_qlinear_conv(const NodeSpec& n) {
   // x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
   if (n.inputs.size() < 8 || !n.has_input(3)) return no("missing inputs");
-  if (!is_int8(n.input_dtypes[0])) return no("x must be uint8 or int8");
-  if (!n.input_is_constant[3]) return no("weights must be a constant initializer (packed once at compile time)");
-  const auto w_shape = n.constant_shapes.count(3) ? n.constant_shapes.at(3) : std::vector<int64_t>{};
-  if (w_shape.size() != 4) return no("only 2-D convolutions (rank-4 constant weights) are compiled");
-  if (n.input_rank(0) && *n.input_rank(0) != 4) return no("only 2-D convolutions (rank-4 input) are compiled");
-  if (auto e = check_window_2d(n); !e.empty()) return no(e);
-  if (n.attr_int("group", 1) < 1) return no("group must be positive");
+  if (auto e = check_int8_conv(n, 3); !e.empty()) return no(e);
+  const auto& w_shape = n.constant_shapes.at(3);
   for (auto e : {check_scalar_params(n, 1, 2, false, "x"), check_scalar_params(n, 6, 7, false, "y"),
                  check_weights(n, 3, 4, 5, w_shape[0], "convolution"), check_output(n, 7)})
     if (!e.empty()) return no(e);
@@ -98,13 +106,7 @@ SupportVerdict check_qlinear_conv(const NodeSpec& n) {
 SupportVerdict check_conv_integer(const NodeSpec& n) {
   // x, w, x_zero_point, w_zero_point
   if (!n.has_input(1)) return no("missing weights");
-  if (!is_int8(n.input_dtypes[0])) return no("x must be uint8 or int8");
-  if (!n.input_is_constant[1]) return no("weights must be a constant initializer (packed once at compile time)");
-  const auto w_shape = n.constant_shapes.count(1) ? n.constant_shapes.at(1) : std::vector<int64_t>{};
-  if (w_shape.size() != 4) return no("only 2-D convolutions (rank-4 constant weights) are compiled");
-  if (n.input_rank(0) && *n.input_rank(0) != 4) return no("only 2-D convolutions (rank-4 input) are compiled");
-  if (auto e = check_window_2d(n); !e.empty()) return no(e);
-  if (n.attr_int("group", 1) < 1) return no("group must be positive");
+  if (auto e = check_int8_conv(n, 1); !e.empty()) return no(e);
   if (n.input_dtypes[1] != LOOM_DTYPE_INT8)
     return no("uint8 weights: oneDNN 2.6 int8 convolution takes int8 (s8) weights only");
   if (n.has_input(3) && !n.zero_constants.count(3))
