@@ -284,6 +284,14 @@ SupportVerdict check_resize(const NodeSpec& n) {
 }
 
 SupportVerdict check_reshape(const NodeSpec& n) {
+  if (n.op_type == "Identity") return yes(OpRole::kReshape);
+  if (n.op_type == "Squeeze" || n.op_type == "Unsqueeze") {
+    // Axes: an attribute before opset 13, then a constant input (Squeeze's
+    // may be absent: every dim of size 1, known when built).
+    if (n.opset >= 13 && n.has_input(1) && !n.small_constants.count(1)) return no("axes must be a constant");
+    if (n.op_type == "Unsqueeze" && n.opset >= 13 && !n.has_input(1)) return no("Unsqueeze needs axes");
+    return yes(OpRole::kReshape);
+  }
   if (n.op_type == "Flatten") {
     if (!n.input_rank(0)) return no("rank must be known");
     return yes(OpRole::kReshape);
@@ -423,7 +431,8 @@ OpCheck op_check(const NodeSpec& n) {
   if (op == "LayerNormalization") return check_layer_norm;
   if (op == "Softmax") return check_softmax;
   if (op == "Concat") return check_concat;
-  if (op == "Reshape" || op == "Flatten") return check_reshape;
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity")
+    return check_reshape;
   if (op == "Transpose") return check_transpose;
   if (op == "Resize" || op == "Upsample") return check_resize;
   if (op == "Pad") return check_pad;
@@ -453,7 +462,7 @@ SupportVerdict check_support(const NodeSpec& n) {
   // Pad's pads / value / axes and Clip's bounds are checked below.
   const size_t float_inputs =
       (op == "Reshape" || op == "Resize" || op == "Upsample" || op == "Pad" || op == "Slice" || op == "Split" ||
-       is_reduce_op(n))
+       op == "Squeeze" || op == "Unsqueeze" || is_reduce_op(n))
           ? 1
           : n.inputs.size();
   if (!all_float(n, float_inputs)) return no("only float32 is compiled, " + first_non_float(n, float_inputs));

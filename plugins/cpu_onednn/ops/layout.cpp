@@ -57,11 +57,52 @@ size_t build_concat(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   return 0;
 }
 
+namespace {
+
+// Squeeze's / Unsqueeze's output dims for input dims `in`; fails naming the
+// node on axes out of range, repeated, or (Squeeze) not of size 1.
+std::vector<int64_t> squeezed_dims(const NodeSpec& n, const std::vector<int64_t>& in) {
+  std::vector<int64_t> axes;
+  if (n.opset < 13) {
+    axes = n.attr_ints("axes");
+  } else if (n.has_input(1)) {
+    auto it = n.small_constants.find(1);
+    if (it == n.small_constants.end()) n.fail("axes must be a constant");
+    for (double a : it->second) axes.push_back(static_cast<int64_t>(a));
+  }
+  const bool squeeze = n.op_type == "Squeeze";
+  const auto rank = static_cast<int64_t>(in.size() + (squeeze ? 0 : axes.size()));
+  std::vector<bool> marked(static_cast<size_t>(rank), false);
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank) n.fail("axis " + std::to_string(a) + " out of range");
+    const auto k = static_cast<size_t>(a < 0 ? a + rank : a);
+    if (marked[k]) n.fail("axis " + std::to_string(a) + " given twice");
+    marked[k] = true;
+  }
+  std::vector<int64_t> out;
+  if (squeeze) {
+    for (size_t d = 0; d < in.size(); ++d) {
+      const bool drop = axes.empty() ? in[d] == 1 : marked[d];
+      if (drop && in[d] != 1) n.fail("squeezed axis " + std::to_string(d) + " has size " + std::to_string(in[d]));
+      if (!drop) out.push_back(in[d]);
+    }
+    return out;
+  }
+  for (size_t d = 0, from = 0; d < static_cast<size_t>(rank); ++d) out.push_back(marked[d] ? 1 : in[from++]);
+  return out;
+}
+
+}  // namespace
+
 size_t build_reshape(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   const ValueId x = b.value_of(n.inputs[0]);
   const std::vector<int64_t> in = b.dims(x);
   std::vector<int64_t> out;
-  if (n.op_type == "Flatten") {
+  if (n.op_type == "Identity") {
+    out = in;
+  } else if (n.op_type == "Squeeze" || n.op_type == "Unsqueeze") {
+    out = squeezed_dims(n, in);
+  } else if (n.op_type == "Flatten") {
     const int64_t rank = static_cast<int64_t>(in.size());
     int64_t axis = n.attr_int("axis", 1);
     if (axis < 0) axis += rank;
