@@ -61,6 +61,19 @@ struct NodeSpec {
     auto it = int_lists.find(key);
     return it == int_lists.end() ? fallback : it->second;
   }
+  // An integer list ONNX moved from attribute `attr` to input `i` at opset
+  // `input_since` (axes, starts, split...): the attribute before it, the
+  // constant input from it on; empty when absent, nullopt when the input is
+  // computed at run time.
+  std::optional<std::vector<int64_t>> ints_operand(size_t i, const std::string& attr, int input_since) const {
+    if (opset < input_since) return attr_ints(attr);
+    if (!has_input(i)) return std::vector<int64_t>{};
+    auto it = small_constants.find(i);
+    if (it == small_constants.end()) return std::nullopt;
+    std::vector<int64_t> out;
+    for (double v : it->second) out.push_back(static_cast<int64_t>(v));
+    return out;
+  }
   bool has_attr(const std::string& key) const {
     return ints.count(key) || floats.count(key) || strings.count(key) || int_lists.count(key) ||
            float_lists.count(key);

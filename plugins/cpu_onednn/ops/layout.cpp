@@ -62,14 +62,9 @@ namespace {
 // Squeeze's / Unsqueeze's output dims for input dims `in`; fails naming the
 // node on axes out of range, repeated, or (Squeeze) not of size 1.
 std::vector<int64_t> squeezed_dims(const NodeSpec& n, const std::vector<int64_t>& in) {
-  std::vector<int64_t> axes;
-  if (n.opset < 13) {
-    axes = n.attr_ints("axes");
-  } else if (n.has_input(1)) {
-    auto it = n.small_constants.find(1);
-    if (it == n.small_constants.end()) n.fail("axes must be a constant");
-    for (double a : it->second) axes.push_back(static_cast<int64_t>(a));
-  }
+  const std::optional<std::vector<int64_t>> given = n.ints_operand(1, "axes", 13);
+  if (!given) n.fail("axes must be a constant");
+  const std::vector<int64_t>& axes = *given;
   const bool squeeze = n.op_type == "Squeeze";
   const auto rank = static_cast<int64_t>(in.size() + (squeeze ? 0 : axes.size()));
   std::vector<bool> marked(static_cast<size_t>(rank), false);

@@ -29,14 +29,7 @@ std::optional<dnnl::algorithm> reduce_algorithm(const std::string& op) {
 // Axes as ONNX gives them: the attribute, or the constant input 1 from the
 // opset where it moved there. nullopt when they come at run time.
 std::optional<std::vector<int64_t>> reduce_axes(const NodeSpec& n) {
-  const bool axes_input = n.opset >= 18 || (n.op_type == "ReduceSum" && n.opset >= 13);
-  if (!axes_input) return n.attr_ints("axes");
-  if (!n.has_input(1)) return std::vector<int64_t>{};
-  auto it = n.small_constants.find(1);
-  if (it == n.small_constants.end()) return std::nullopt;
-  std::vector<int64_t> axes;
-  for (double a : it->second) axes.push_back(static_cast<int64_t>(a));
-  return axes;
+  return n.ints_operand(1, "axes", n.op_type == "ReduceSum" ? 13 : 18);
 }
 
 // The reduced dims of a rank-`rank` input, normalised; empty axes: all.

@@ -15,25 +15,13 @@
 namespace loom::onednn {
 namespace {
 
-// The constant input `i` as integers, or the attribute `attr` before
-// `input_since`; nullopt when it comes at run time. Absent: empty.
-std::optional<std::vector<int64_t>> ints_of(const NodeSpec& n, size_t i, const char* attr, int input_since) {
-  if (n.opset < input_since) return n.attr_ints(attr);
-  if (!n.has_input(i)) return std::vector<int64_t>{};
-  auto it = n.small_constants.find(i);
-  if (it == n.small_constants.end()) return std::nullopt;
-  std::vector<int64_t> out;
-  for (double v : it->second) out.push_back(static_cast<int64_t>(v));
-  return out;
-}
-
 struct SliceParams {
   std::vector<int64_t> starts, ends, axes;
 };
 
 std::optional<SliceParams> slice_params(const NodeSpec& n) {
-  auto starts = ints_of(n, 1, "starts", 10), ends = ints_of(n, 2, "ends", 10), axes = ints_of(n, 3, "axes", 10);
-  auto steps = ints_of(n, 4, "steps", 10);
+  auto starts = n.ints_operand(1, "starts", 10), ends = n.ints_operand(2, "ends", 10);
+  auto axes = n.ints_operand(3, "axes", 10), steps = n.ints_operand(4, "steps", 10);
   if (!starts || !ends || !axes || !steps) return std::nullopt;
   if (std::any_of(steps->begin(), steps->end(), [](int64_t s) { return s != 1; })) return std::nullopt;
   if (starts->size() != ends->size() || (!axes->empty() && axes->size() != starts->size())) return std::nullopt;
@@ -77,7 +65,7 @@ ValueId copy_window(ProgramBuilder& b, const NodeSpec& n, ValueId x, const std::
 // Split's part sizes along `axis` of length `d`: the constant `split`, or
 // equal parts (the last smaller when opset 18's num_outputs does not divide).
 std::optional<std::vector<int64_t>> split_sizes(const NodeSpec& n, int64_t d) {
-  auto split = ints_of(n, 1, "split", 13);
+  auto split = n.ints_operand(1, "split", 13);
   if (!split) return std::nullopt;
   const auto parts = static_cast<int64_t>(n.outputs.size());
   if (!split->empty()) return split;
