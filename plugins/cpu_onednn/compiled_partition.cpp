@@ -72,10 +72,12 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
       if (d == 0 && !parameter_only(spec_, spec_.inputs[i])) throw sdk::Error("cpu_onednn: empty (zero-sized) inputs are not supported", LOOM_STATUS_NOT_IMPLEMENTED);
   std::shared_ptr<const Program> program;
   {
-    // Profiles show the compilation a new shape costs, and which shape.
+    // Profiles show the compilation a new shape costs, and which shapes
+    // (of the inputs that vary: constants keep theirs).
     sdk::ProfilePart part(ctx, [&] {
       std::string shapes;
       for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+        if (spec_.input_is_constant[i]) continue;
         const sdk::ConstTensor t = ctx.input(i);
         const std::vector<int64_t> dims = t.exists() ? t.shape() : std::vector<int64_t>{};
         shapes += shapes.empty() ? "[" : " [";
