@@ -437,7 +437,7 @@ OpCheck op_check(const NodeSpec& n) {
   if (op == "Resize" || op == "Upsample") return check_resize;
   if (op == "Pad") return check_pad;
   if (is_reduce_op(n)) return check_reduce;
-  if (op == "Slice" || op == "Split") return check_slice;
+  if (op == "Slice" || op == "Split" || op == "Gather") return check_slice;
   if (binary_algorithm_for(n)) return check_binary;
   if (eltwise_steps_for(n)) return check_unary;
   return nullptr;
@@ -462,7 +462,7 @@ SupportVerdict check_support(const NodeSpec& n) {
   // Pad's pads / value / axes and Clip's bounds are checked below.
   const size_t float_inputs =
       (op == "Reshape" || op == "Resize" || op == "Upsample" || op == "Pad" || op == "Slice" || op == "Split" ||
-       op == "Squeeze" || op == "Unsqueeze" || is_reduce_op(n))
+       op == "Gather" || op == "Squeeze" || op == "Unsqueeze" || is_reduce_op(n))
           ? 1
           : n.inputs.size();
   if (!all_float(n, float_inputs)) return no("only float32 is compiled, " + first_non_float(n, float_inputs));

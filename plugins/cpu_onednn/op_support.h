@@ -42,7 +42,7 @@ SupportVerdict check_matmul_integer_to_float(const NodeSpec& node);
 // (ops/reduce.cpp, with its builder).
 bool is_reduce_op(const NodeSpec& node);
 SupportVerdict check_reduce(const NodeSpec& node);
-// Slice with unit steps and Split of float32 with constant indices (ops/slice.cpp).
+// Slice with unit steps, Split and Gather of float32 with constant indices (ops/slice.cpp).
 SupportVerdict check_slice(const NodeSpec& node);
 // Conv / ConvTranspose / pooling spatial attributes for 2-D kernels: "" when
 // supported, else why not.

@@ -43,6 +43,7 @@ OpBuilderFn op_builder_for(const std::string& op) {
       {"ReduceL2", build_reduce},
       {"Slice", build_slice},
       {"Split", build_split},
+      {"Gather", build_gather},
       {"QLinearMatMul", build_qlinear_matmul},
       {"QuantizeLinear", build_quantize_linear},
       {"DequantizeLinear", build_quantize_linear},

@@ -40,6 +40,7 @@ size_t build_cast(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);    
 size_t build_reduce(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // reduce.cpp
 size_t build_slice(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);           // slice.cpp
 size_t build_split(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);           // slice.cpp
+size_t build_gather(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // slice.cpp
 size_t build_qlinear_matmul(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);  // qlinear_matmul.cpp
 // QuantizeLinear and DequantizeLinear (quantize.cpp).
 size_t build_quantize_linear(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);

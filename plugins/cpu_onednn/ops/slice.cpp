@@ -1,10 +1,10 @@
-// Slice (unit steps) and Split of float32 tensors as oneDNN reorders from a
-// window of the input (a submemory of its plain layout) into a new plain
-// value, so YOLO heads' channel splits and ShuffleNet's halves stay inside
-// the partition. starts / ends / axes / split must be constants; indices
-// are clamped as ONNX clamps them. A result that turns out empty for a run's
-// shapes leaves that run to the fallback provider (oneDNN has no empty
-// memory).
+// Slice (unit steps), Split and Gather of float32 tensors as oneDNN reorders
+// from windows of the input (submemories of its plain layout) into a new
+// plain value, so YOLO heads' channel splits, ShuffleNet's halves and a
+// transformer's x[:, 0] stay inside the partition. starts / ends / axes /
+// split / Gather's indices must be constants; Slice's indices are clamped as
+// ONNX clamps them. A result that turns out empty for a run's shapes leaves
+// that run to the fallback provider (oneDNN has no empty memory).
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -14,6 +14,9 @@
 
 namespace loom::onednn {
 namespace {
+
+// Gather copies one window per index: beyond a few, a host gather would do better.
+constexpr size_t kMaxGatherIndices = 16;
 
 struct SliceParams {
   std::vector<int64_t> starts, ends, axes;
@@ -81,6 +84,15 @@ std::optional<std::vector<int64_t>> split_sizes(const NodeSpec& n, int64_t d) {
 SupportVerdict check_slice(const NodeSpec& n) {
   const auto rank = n.input_rank(0);
   if (!rank || *rank < 1 || *rank > 6) return {OpRole::kUnsupported, "rank must be known and 1..6"};
+  if (n.op_type == "Gather") {
+    auto indices = n.small_constants.find(1);
+    auto shape = n.constant_shapes.find(1);
+    if (indices == n.small_constants.end() || shape == n.constant_shapes.end() || shape->second.size() > 1 ||
+        indices->second.empty() || indices->second.size() > kMaxGatherIndices)
+      return {OpRole::kUnsupported, "indices must be a constant scalar or list of 1.." +
+                                        std::to_string(kMaxGatherIndices) + " values"};
+    return {OpRole::kCompute, {}};
+  }
   if (n.op_type == "Split") {
     if (n.opset >= 13 && n.has_input(1) && !n.small_constants.count(1))
       return {OpRole::kUnsupported, "split must be a constant"};
@@ -98,6 +110,40 @@ size_t build_slice(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   std::vector<int64_t> offsets, dims;
   if (auto why = slice_window(*p, in, &offsets, &dims); !why.empty()) n.fail(why);
   b.define(n.outputs[0], copy_window(b, n, x, offsets, dims, n.outputs[0]));
+  return 0;
+}
+
+size_t build_gather(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
+  const ValueId x = b.plain(b.value_of(n.inputs[0]));
+  const std::vector<int64_t> in = b.dims(x);
+  const auto r = static_cast<int64_t>(in.size());
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < -r || axis >= r) n.fail("axis out of range");
+  if (axis < 0) axis += r;
+  auto indices = n.small_constants.find(1);
+  auto shape = n.constant_shapes.find(1);
+  if (indices == n.small_constants.end() || shape == n.constant_shapes.end()) n.fail("indices must be a constant");
+  const bool scalar = shape->second.empty();
+  const auto a = static_cast<size_t>(axis);
+  std::vector<int64_t> kept = in;  // the result with the gathered axis kept
+  kept[a] = static_cast<int64_t>(indices->second.size());
+  std::vector<int64_t> out = kept;
+  if (scalar) out.erase(out.begin() + axis);
+  if (std::find(kept.begin(), kept.end(), 0) != kept.end())
+    throw sdk::Error("cpu_onednn: " + n.label() + ": an empty result for these shapes", LOOM_STATUS_NOT_IMPLEMENTED);
+  const ValueId dst = b.new_value(plain_desc(kept), kept, n.outputs[0]);
+  std::vector<int64_t> from(in.size(), 0), to(in.size(), 0), one = in;
+  one[a] = 1;
+  for (size_t k = 0; k < indices->second.size(); ++k) {
+    int64_t i = static_cast<int64_t>(indices->second[k]);
+    if (i < -in[a] || i >= in[a])
+      n.fail("index " + std::to_string(i) + " is out of range for a dimension of " + std::to_string(in[a]));
+    from[a] = i < 0 ? i + in[a] : i;
+    to[a] = static_cast<int64_t>(k);
+    const ValueId window = b.alias(x, b.desc(x).submemory_desc(one, from), one);
+    b.add_reorder(window, b.alias(dst, b.desc(dst).submemory_desc(one, to), one), n.label());
+  }
+  b.define(n.outputs[0], scalar ? b.view(dst, out) : dst);
   return 0;
 }
 

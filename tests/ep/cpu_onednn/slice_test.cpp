@@ -1,4 +1,4 @@
-// Slice (unit steps) and Split on cpu_onednn vs the reference EP: indices
+// Slice (unit steps), Split and Gather on cpu_onednn vs the reference EP: indices
 // as attributes (Slice-1, Split before 13) and constant inputs, negative and
 // out-of-range ones clamped, equal and explicit splits, and a slice that is
 // empty for a run's shapes running on the fallback provider.
@@ -113,6 +113,35 @@ TEST(OnednnSplit, MatchesTheReference) {
     expect_matches_reference(split_model(c.opset, c.x, c.axis, c.split, c.outputs),
                              {{"x", random_tensor(c.x, 61, -1.f, 1.f)}}, {}, c.what, onednn_env(), &parts);
     EXPECT_EQ(parts.count("reorder"), c.outputs) << c.what;
+  }
+}
+
+TEST(OnednnGather, ConstantIndicesMatchTheReference) {
+  struct Case {
+    std::string what;
+    std::vector<int64_t> x;
+    int64_t axis;
+    std::vector<int64_t> indices;
+    bool scalar;
+  };
+  const std::vector<Case> cases = {
+      {"a transformer's x[:, 0]", {2, 5, 8}, 1, {0}, true},
+      {"rows by a list, negative first", {6, 4}, 0, {-1, 0, 2}, false},
+      {"last axis, repeated", {2, 3, 7}, -1, {6, 6, 1}, false},
+      {"a scalar on the last axis", {3, 4}, 1, {-2}, true},
+  };
+  for (const Case& c : cases) {
+    testing::ModelBuilder m(13);
+    m.input("x", kFloat, c.x);
+    m.node("Relu", {"x"}, {"r"});
+    m.int64_initializer("i", c.scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(c.indices.size())},
+                        c.indices);
+    testing::add_int_attr(m.node("Gather", {"r", "i"}, {"g"}), "axis", c.axis);
+    m.node("Sigmoid", {"g"}, {"y"});
+    m.output("y", kFloat, {});
+    ProfiledParts parts;
+    expect_matches_reference(m.bytes(), {{"x", random_tensor(c.x, 81, -1.f, 1.f)}}, {}, c.what, onednn_env(), &parts);
+    EXPECT_EQ(parts.count("reorder"), c.indices.size()) << c.what << ": a window per index";
   }
 }
 
