@@ -1,6 +1,7 @@
 #include "eltwise_ops.h"
 
 #include <cfloat>
+#include <cmath>
 #include <limits>
 
 namespace loom::onednn {
@@ -78,8 +79,10 @@ std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& n) {
   }
   // 1 / x as x^-1 (oneDNN's pow is alpha * x^beta; 1 / 0 is inf as in ONNX).
   if (op == "Reciprocal") return V{{algorithm::eltwise_pow, 1.f, -1.f}};
-  // Pow by a constant 2 (a variance written out as ReduceMean((x - m)^2)):
-  // an exact square. Other exponents stay with the reference EP.
+  // Pow by a constant scalar: 2 (a variance written out as
+  // ReduceMean((x - m)^2)) as an exact square, others as oneDNN's pow
+  // (x^3 in GELU's tanh form written out; negative bases as std::pow takes
+  // them: a sign for whole exponents, NaN otherwise).
   if (op == "Pow" && n.inputs.size() == 2) {
     auto e = constant_scalar(n, 1);
     // The exponent must not raise the result's rank by broadcasting.
@@ -87,8 +90,9 @@ std::optional<std::vector<EltwiseStep>> eltwise_steps_for(const NodeSpec& n) {
     const size_t e_rank = shape == n.constant_shapes.end() ? 0 : shape->second.size();
     const auto x_rank = n.input_rank(0);
     if (e_rank > 0 && (!x_rank || e_rank > *x_rank)) return std::nullopt;
-    if (e && *e == 2.f) return V{{algorithm::eltwise_square}};
-    return std::nullopt;
+    if (!e || !std::isfinite(*e)) return std::nullopt;
+    if (*e == 2.f) return V{{algorithm::eltwise_square}};
+    return V{{algorithm::eltwise_pow, 1.f, *e}};
   }
   return std::nullopt;
 }

@@ -25,6 +25,28 @@ TEST(OnednnUnary, EachOpMatchesReference) {
   }
 }
 
+// Pow by a constant: negative bases with whole exponents keep their sign,
+// fractional exponents on positive bases, and 1 / x as Reciprocal.
+TEST(OnednnUnary, PowByAConstantAndReciprocal) {
+  const std::vector<std::pair<float, std::pair<float, float>>> cases = {
+      {3.f, {-3.f, 3.f}}, {2.f, {-3.f, 3.f}}, {-1.f, {0.5f, 4.f}}, {0.5f, {0.f, 9.f}}, {-1.5f, {0.2f, 5.f}},
+      {1.f / 3.f, {0.1f, 8.f}}, {4.f, {-2.f, 2.f}}};
+  for (const auto& [exponent, range] : cases) {
+    testing::ModelBuilder m;
+    m.input("x", kFloat, {4, 33});
+    m.float_initializer("e", {}, {exponent});
+    m.node("Pow", {"x", "e"}, {"y"});
+    m.output("y", kFloat, {});
+    expect_matches_reference(m.bytes(), {{"x", random_tensor({4, 33}, 3, range.first, range.second)}}, {1e-5, 1e-6},
+                             "Pow " + std::to_string(exponent));
+  }
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {4, 33});
+  m.node("Reciprocal", {"x"}, {"y"});
+  m.output("y", kFloat, {});
+  expect_matches_reference(m.bytes(), {{"x", random_tensor({4, 33}, 4, 0.25f, 4.f)}}, {1e-5, 1e-6}, "Reciprocal");
+}
+
 TEST(OnednnUnary, ClipBoundsFromAttributesAndInputs) {
   testing::ModelBuilder old(6);
   old.input("x", kFloat, {10});
