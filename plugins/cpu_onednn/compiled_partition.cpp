@@ -22,19 +22,18 @@ bool parameter_only(const PartitionSpec& spec, const std::string& name) {
   return true;
 }
 
-// Appends the values of a small int64 / float tensor to a cache key (floats
-// by their bits), after a -2 that no dimension takes.
+// Appends the values of a small numeric tensor to a cache key (by their
+// bits as doubles, as the builder reads them), after a -2 that no dimension
+// takes.
 void append_values(const sdk::ConstTensor& t, std::vector<int64_t>& key) {
   if (t.size() > 8) return;
+  const std::optional<std::vector<double>> values = numbers_of(t);
+  if (!values) return;
   key.push_back(-2);
-  for (int64_t k = 0; k < t.size(); ++k) {
-    if (t.dtype() == LOOM_DTYPE_INT64) {
-      key.push_back(t.data<int64_t>()[k]);
-    } else if (t.dtype() == LOOM_DTYPE_FLOAT) {
-      uint32_t bits = 0;
-      std::memcpy(&bits, t.data<float>() + k, sizeof bits);
-      key.push_back(bits);
-    }
+  for (double v : *values) {
+    int64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    key.push_back(bits);
   }
 }
 

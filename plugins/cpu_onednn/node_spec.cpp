@@ -39,6 +39,24 @@ bool is_integer_dtype(int32_t t) {
 
 }  // namespace
 
+std::optional<std::vector<double>> numbers_of(const sdk::ConstTensor& t) {
+  std::vector<double> values;
+  if (t.dtype() == LOOM_DTYPE_FLOAT) {
+    const float* p = t.data<float>();
+    values.assign(p, p + t.size());
+  } else if (t.dtype() == LOOM_DTYPE_DOUBLE) {
+    const double* p = t.data<double>();
+    values.assign(p, p + t.size());
+  } else {
+    try {
+      for (int64_t v : t.to_int64_vector()) values.push_back(static_cast<double>(v));
+    } catch (const sdk::Error&) {
+      return std::nullopt;  // strings and other kinds: not a number this EP reads
+    }
+  }
+  return values;
+}
+
 NodeSpec NodeSpec::from(const sdk::Node& node) {
   NodeSpec s;
   s.op_type = std::string(node.op_type());
@@ -60,21 +78,7 @@ NodeSpec NodeSpec::from(const sdk::Node& node) {
       if (std::all_of(bytes, bytes + n, [](unsigned char v) { return v == 0; })) s.zero_constants.insert(i);
     }
     if (c.size() > kSmallConstantLimit) continue;
-    std::vector<double> values;
-    if (c.dtype() == LOOM_DTYPE_FLOAT) {
-      const float* p = c.data<float>();
-      values.assign(p, p + c.size());
-    } else if (c.dtype() == LOOM_DTYPE_DOUBLE) {
-      const double* p = c.data<double>();
-      values.assign(p, p + c.size());
-    } else {
-      try {
-        for (int64_t v : c.to_int64_vector()) values.push_back(static_cast<double>(v));
-      } catch (const sdk::Error&) {
-        continue;  // strings and other kinds: not a number this EP reads
-      }
-    }
-    s.small_constants[i] = std::move(values);
+    if (auto values = numbers_of(c)) s.small_constants[i] = std::move(*values);
   }
   for (size_t i = 0; i < node.output_count(); ++i) {
     s.outputs.emplace_back(node.output_name(i));

@@ -95,4 +95,8 @@ struct NodeSpec {
   }
 };
 
+// The elements of a numeric tensor as doubles (node constants, and small
+// inputs read when a program is built); nullopt for strings and other kinds.
+std::optional<std::vector<double>> numbers_of(const sdk::ConstTensor& t);
+
 }  // namespace loom::onednn

@@ -70,10 +70,11 @@ std::string resize_mismatch(const NodeSpec& n, const std::vector<int64_t>& in, s
 
   std::vector<double> scales, sizes;
   bool scales_later = false, sizes_later = false;
-  if (auto e = parameter_input(n, upsample ? 1 : 2, "scales", LOOM_DTYPE_FLOAT, &scales, &scales_later); !e.empty())
+  const std::vector<size_t> params = resize_parameter_inputs(n);  // scales[, sizes]
+  if (auto e = parameter_input(n, params[0], "scales", LOOM_DTYPE_FLOAT, &scales, &scales_later); !e.empty())
     return e;
-  if (!upsample)
-    if (auto e = parameter_input(n, 3, "sizes", LOOM_DTYPE_INT64, &sizes, &sizes_later); !e.empty()) return e;
+  if (params.size() > 1)
+    if (auto e = parameter_input(n, params[1], "sizes", LOOM_DTYPE_INT64, &sizes, &sizes_later); !e.empty()) return e;
   if (scales_later || sizes_later) {
     // Known when a program is built for a run: until then N and C keep their
     // sizes and H, W are unknown.

@@ -30,7 +30,7 @@ std::string resize_mismatch(const NodeSpec& n, const std::vector<int64_t>& in, s
 // True for linear interpolation, false for nearest (valid once resize_mismatch passed).
 bool resize_is_linear(const NodeSpec& n);
 
-// The input indices of the node's scales and sizes (sizes: none for Upsample).
+// The input indices of the node's scales and then sizes (Upsample has no sizes).
 std::vector<size_t> resize_parameter_inputs(const NodeSpec& n);
 
 }  // namespace loom::onednn

@@ -35,19 +35,11 @@ ZeroPoint x_zero_point(ProgramBuilder& b, const NodeSpec& n) {
     z.constant = scalar_zero_point(n, 2);
     return z;
   }
-  const ValueId v = b.plain(b.value_of(n.inputs[2]));
-  const memory::data_type t = b.desc(v).data_type();
-  if (element_count(b.dims(v)) != 1 || (t != memory::data_type::u8 && t != memory::data_type::s8))
-    n.fail("x_zero_point must be one uint8 or int8 value");
-  const bool is_signed = t == memory::data_type::s8;
-  z.at_run_time = b.new_value(memory::desc({1}, memory::data_type::s32, memory::format_tag::a), {1});
-  b.add_host_step(
-      [is_signed](const std::vector<dnnl::memory>& m) {
-        const void* in = m[0].get_data_handle();
-        *static_cast<int32_t*>(m[1].get_data_handle()) =
-            is_signed ? *static_cast<const int8_t*>(in) : *static_cast<const uint8_t*>(in);
-      },
-      {v, *z.at_run_time}, n.label() + " (run-time zero point)", "zero point");
+  const RunTimeZeroPoint r = run_time_zero_point(b, n, 2, "x_zero_point");
+  z.at_run_time = r.s32;
+  const bool is_signed = r.is_signed;
+  b.add_host_step([is_signed](const std::vector<dnnl::memory>& m) { write_zero_point(m[0], m[1], is_signed); },
+                  {r.source, r.s32}, n.label() + " (run-time zero point)", "zero point");
   return z;
 }
 

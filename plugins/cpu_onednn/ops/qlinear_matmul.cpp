@@ -47,24 +47,18 @@ RuntimeActivationParams runtime_activation_params(ProgramBuilder& b, const NodeS
   std::vector<ValueId> args = {s, out.scales};
   bool signed_zero = false;
   if (n.has_input(a_zero)) {
-    const ValueId z = b.plain(b.value_of(n.inputs[a_zero]));
-    const memory::data_type t = b.desc(z).data_type();
-    if (element_count(b.dims(z)) != 1 || (t != memory::data_type::u8 && t != memory::data_type::s8))
-      n.fail("a_zero_point must be one uint8 or int8 value");
-    signed_zero = t == memory::data_type::s8;
-    out.zero_point = b.new_value(memory::desc({1}, memory::data_type::s32, memory::format_tag::a), {1});
-    args.push_back(z);
-    args.push_back(*out.zero_point);
+    const RunTimeZeroPoint z = run_time_zero_point(b, n, a_zero, "a_zero_point");
+    signed_zero = z.is_signed;
+    out.zero_point = z.s32;
+    args.push_back(z.source);
+    args.push_back(z.s32);
   }
   b.add_host_step(
       [b_scales, signed_zero](const std::vector<dnnl::memory>& m) {
         const float a = *static_cast<const float*>(m[0].get_data_handle());
         auto* scales = static_cast<float*>(m[1].get_data_handle());
         for (size_t i = 0; i < b_scales.size(); ++i) scales[i] = a * b_scales[i];
-        if (m.size() < 4) return;
-        const void* z = m[2].get_data_handle();
-        *static_cast<int32_t*>(m[3].get_data_handle()) =
-            signed_zero ? *static_cast<const int8_t*>(z) : *static_cast<const uint8_t*>(z);
+        if (m.size() == 4) write_zero_point(m[2], m[3], signed_zero);
       },
       args, n.label() + " (run-time scales)");
   return out;

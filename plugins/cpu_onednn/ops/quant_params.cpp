@@ -53,6 +53,18 @@ void request_zero_point(dnnl::primitive_attr& attr, int arg, int32_t zero_point)
   if (zero_point != 0) attr.set_zero_points(arg, 0, {DNNL_RUNTIME_S32_VAL});
 }
 
+RunTimeZeroPoint run_time_zero_point(ProgramBuilder& b, const NodeSpec& n, size_t i, const std::string& what) {
+  using dnnl::memory;
+  RunTimeZeroPoint z;
+  z.source = b.plain(b.value_of(n.inputs[i]));
+  const memory::data_type t = b.desc(z.source).data_type();
+  if (element_count(b.dims(z.source)) != 1 || (t != memory::data_type::u8 && t != memory::data_type::s8))
+    n.fail(what + " must be one uint8 or int8 value");
+  z.is_signed = t == memory::data_type::s8;
+  z.s32 = b.new_value(memory::desc({1}, memory::data_type::s32, memory::format_tag::a), {1});
+  return z;
+}
+
 void bind_zero_point(ProgramBuilder& b, std::vector<std::pair<int, ValueId>>& args, int arg, int32_t zero_point) {
   if (zero_point == 0) return;
   const dnnl::memory::desc d({1}, dnnl::memory::data_type::s32, dnnl::memory::format_tag::a);

@@ -8,6 +8,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -43,5 +44,21 @@ std::vector<float> requantize_scales(float in_scale, const std::vector<float>& w
 // when `zero_point` is nonzero; bind_zero_point then passes its value.
 void request_zero_point(dnnl::primitive_attr& attr, int arg, int32_t zero_point);
 void bind_zero_point(ProgramBuilder& b, std::vector<std::pair<int, ValueId>>& args, int arg, int32_t zero_point);
+
+// A zero point computed at run time (DynamicQuantizeLinear's output) at
+// input `i` of `n`: its one uint8 / int8 element (`source`, plain) and a new
+// s32 value for oneDNN's run-time zero point, which a host step fills each
+// run with write_zero_point. Fails naming `what` when it is not one such
+// element.
+struct RunTimeZeroPoint {
+  ValueId source = 0, s32 = 0;
+  bool is_signed = false;
+};
+RunTimeZeroPoint run_time_zero_point(ProgramBuilder& b, const NodeSpec& n, size_t i, const std::string& what);
+inline void write_zero_point(const dnnl::memory& source, const dnnl::memory& s32, bool is_signed) {
+  const void* z = source.get_data_handle();
+  *static_cast<int32_t*>(s32.get_data_handle()) =
+      is_signed ? *static_cast<const int8_t*>(z) : *static_cast<const uint8_t*>(z);
+}
 
 }  // namespace loom::onednn

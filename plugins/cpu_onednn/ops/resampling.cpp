@@ -17,23 +17,16 @@
 namespace loom::onednn {
 namespace {
 
-// The values of partition input `name` in this run (int64 sizes or float
-// scales), nullopt when it is not a partition input of those types.
+// The values of partition input `name` in this run (sizes or scales: the
+// claim admitted int64 / float32), nullopt when it is not a small 1-D
+// partition input.
 std::optional<std::vector<double>> run_values(const ProgramBuilder& b, const std::string& name) {
   const PartitionSpec& spec = b.spec();
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
     if (spec.inputs[i] != name) continue;
     const sdk::ConstTensor t = b.context().input(i);
     if (!t.exists() || t.rank() != 1 || t.size() > 8) return std::nullopt;
-    std::vector<double> values;
-    if (t.dtype() == LOOM_DTYPE_INT64) {
-      for (int64_t k = 0; k < t.size(); ++k) values.push_back(static_cast<double>(t.data<int64_t>()[k]));
-    } else if (t.dtype() == LOOM_DTYPE_FLOAT) {
-      for (int64_t k = 0; k < t.size(); ++k) values.push_back(t.data<float>()[k]);
-    } else {
-      return std::nullopt;
-    }
-    return values;
+    return numbers_of(t);
   }
   return std::nullopt;
 }

@@ -79,6 +79,15 @@ std::optional<std::vector<int64_t>> split_sizes(const NodeSpec& n, int64_t d) {
   return out;
 }
 
+// The node's `axis` attribute (default 0) as an index into `rank` dims;
+// fails naming the node when out of range.
+int64_t axis_of(const NodeSpec& n, size_t rank) {
+  const auto r = static_cast<int64_t>(rank);
+  const int64_t axis = n.attr_int("axis", 0);
+  if (axis < -r || axis >= r) n.fail("axis out of range");
+  return axis < 0 ? axis + r : axis;
+}
+
 }  // namespace
 
 SupportVerdict check_slice(const NodeSpec& n) {
@@ -116,10 +125,7 @@ size_t build_slice(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
 size_t build_gather(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   const ValueId x = b.plain(b.value_of(n.inputs[0]));
   const std::vector<int64_t> in = b.dims(x);
-  const auto r = static_cast<int64_t>(in.size());
-  int64_t axis = n.attr_int("axis", 0);
-  if (axis < -r || axis >= r) n.fail("axis out of range");
-  if (axis < 0) axis += r;
+  const int64_t axis = axis_of(n, in.size());
   auto indices = n.small_constants.find(1);
   auto shape = n.constant_shapes.find(1);
   if (indices == n.small_constants.end() || shape == n.constant_shapes.end()) n.fail("indices must be a constant");
@@ -150,10 +156,7 @@ size_t build_gather(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
 size_t build_split(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   const ValueId x = b.value_of(n.inputs[0]);
   const std::vector<int64_t> in = b.dims(x);
-  const auto r = static_cast<int64_t>(in.size());
-  int64_t axis = n.attr_int("axis", 0);
-  if (axis < -r || axis >= r) n.fail("axis out of range");
-  if (axis < 0) axis += r;
+  const int64_t axis = axis_of(n, in.size());
   const auto sizes = split_sizes(n, in[static_cast<size_t>(axis)]);
   if (!sizes || sizes->size() != n.outputs.size()) n.fail("split sizes do not match the outputs");
   int64_t total = 0;
