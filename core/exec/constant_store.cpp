@@ -18,9 +18,14 @@ void for_each_constant(const ExecutionPlan& plan, Graph& graph, Visit visit) {
 
 }  // namespace
 
-std::unique_ptr<ConstantStore> ConstantStore::take(const ExecutionPlan& plan, ir::Graph& graph) {
+std::unique_ptr<ConstantStore> ConstantStore::take(const ExecutionPlan& plan, ir::Graph& graph,
+                                                   const std::map<std::string, TypeOnly>& packed) {
   std::unique_ptr<ConstantStore> store(new ConstantStore(plan.slots.size()));
-  for_each_constant(plan, graph, [&](size_t s, Tensor& t) { store->tensors_[s] = std::move(t); });
+  for_each_constant(plan, graph, [&](size_t s, Tensor& t) {
+    auto p = packed.find(plan.slots[s].name);
+    if (p != packed.end()) store->released_.emplace(static_cast<SlotId>(s), p->second);
+    else store->tensors_[s] = std::move(t);
+  });
   return store;
 }
 

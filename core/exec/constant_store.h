@@ -23,8 +23,13 @@ class ConstantStore {
  public:
   // The initializers `plan` binds (its constant slots, by name), taken out
   // of `graph`: the session's graph hands them over once its plan is
-  // built and keeps their types (ir::Graph::value_types) only.
-  static std::unique_ptr<ConstantStore> take(const ExecutionPlan& plan, ir::Graph& graph);
+  // built and keeps their types (ir::Graph::value_types) only. `packed`:
+  // those whose bytes were freed while the plan was built, as their
+  // partition packed them (PlanOptions::release_initializer), with their
+  // dtype and dims: runs bind these without data.
+  using TypeOnly = std::pair<DType, Dims>;
+  static std::unique_ptr<ConstantStore> take(const ExecutionPlan& plan, ir::Graph& graph,
+                                             const std::map<std::string, TypeOnly>& packed = {});
   // The same, shared with `graph` (a subgraph body, which its enclosing
   // graph keeps): released bytes then stay as long as the graph does.
   static std::unique_ptr<ConstantStore> share(const ExecutionPlan& plan, const ir::Graph& graph);

@@ -230,6 +230,10 @@ class PlanBuilder {
     if (options_.plan_fallback && ep.uses_host_memory())
       step.fallback = make_partition_fallback(graph_, nodes, inputs, outputs, options_.plan_fallback);
     auto view = plugin_host::make_graph_view(graph_, nodes, inputs, outputs);
+    if (options_.release_initializer && ep.uses_host_memory())
+      view->release_input = [this, &members, &inputs, v = view.get()](uint64_t index) {
+        if (index < inputs.size()) release_packed_initializer(inputs[index], members, *v);
+      };
     const auto start = profile::Clock::now();
     auto partition = ep.compile(view.get());
     if (options_.profiler != nullptr)
@@ -237,6 +241,24 @@ class PlanBuilder {
     if (!partition) return partition.status().with_context(step.label);
     step.partition = *partition;
     return Status::ok();
+  }
+
+  // A compiling EP packed initializer `name` (read by the partition of
+  // `members`): its bytes go where that partition alone needs them.
+  void release_packed_initializer(const std::string& name, const std::set<ir::NodeId>& members,
+                                  LOOM_GraphView& compile_view) {
+    if (!graph_.initializers.count(name) || graph_.is_graph_input(name) || order_.graph_outputs.count(name) ||
+        !released_initializers_.insert(name).second)
+      return;
+    for (const std::string& extra : options_.extra_inputs)
+      if (extra == name) return;
+    auto r = order_.readers.find(name);
+    if (r == order_.readers.end() ||
+        std::any_of(r->second.begin(), r->second.end(), [&](ir::NodeId id) { return !members.count(id); }))
+      return;
+    plugin_host::forget_constant_bytes(compile_view, name);
+    plugin_host::forget_constant_bytes(*plan_->graph_view, name);
+    options_.release_initializer(name);
   }
 
   // The graph outputs where they are made; the copies pass brings them to
@@ -270,6 +292,7 @@ class PlanBuilder {
   const PlanOptions& options_;
   std::unique_ptr<ExecutionPlan> plan_;
   std::unordered_map<ir::NodeId, const LOOM_NodeView*> views_;
+  std::unordered_set<std::string> released_initializers_;
   PlanOrder order_;  // the groups' order, and each node's place, each value's readers, the graph outputs
   std::vector<int> memory_owner_;  // per memory kind: EP index owning it (-1 host)
   std::vector<size_t> stream_of_ep_;  // per EP: its stream once it has one (SIZE_MAX before)

@@ -39,6 +39,13 @@ struct PlanOptions {
   // Plans a fused partition's nodes on the fallback provider when its EP
   // declines a run's inputs (exec/partition_fallback.h); empty: no fallback.
   FallbackPlanner plan_fallback;
+  // Called while a host-memory EP compiles a partition, for an initializer
+  // of the graph that the EP packed into its own copy (LOOM_HostApi::
+  // graph_release_constant_input) and that no other step reads (nor a run
+  // overrides, nor the graph outputs): the caller may free its bytes now
+  // (the plan's constant slot then binds its dtype and dims only). Empty:
+  // every initializer is kept.
+  std::function<void(const std::string& initializer)> release_initializer;
 };
 
 Expected<std::unique_ptr<ExecutionPlan>> build_plan(const ir::Graph& graph, const partition::Assignment& assignment,

@@ -69,6 +69,14 @@ const Tensor* Graph::initializer_in_scope(const std::string& value) const {
   return nullptr;
 }
 
+const Tensor* Graph::constant_in_scope(const std::string& value) const {
+  for (const Graph* g = this; g != nullptr; g = g->parent) {
+    auto it = g->initializers.find(value);
+    if (it != g->initializers.end()) return g->is_graph_input(value) ? nullptr : &it->second;
+  }
+  return nullptr;
+}
+
 DType tensor_element_type(const Graph& g, const std::string& value) {
   if (value.empty()) return DType::kUndefined;
   if (const ValueType* t = g.type_of(value)) return t->kind == ValueKind::kTensor ? t->dtype : DType::kUndefined;

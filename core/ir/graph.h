@@ -47,6 +47,10 @@ class Graph {
   const ValueType* type_of(const std::string& value) const;
   // The initializer named `value` in this graph or an enclosing one, or NULL.
   const Tensor* initializer_in_scope(const std::string& value) const;
+  // The same, unless the graph holding it also lists it as an input (a run
+  // may override it, as ONNX Runtime lets runs override such initializers):
+  // a value whose bytes are fixed for the session, or NULL.
+  const Tensor* constant_in_scope(const std::string& value) const;
   bool is_initializer(const std::string& value) const { return initializers.count(value) > 0; }
   bool is_graph_input(const std::string& value) const;
   bool is_graph_output(const std::string& value) const;

@@ -3,6 +3,7 @@
 // pointers to these; the host functions in host_api.cpp read them.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -56,6 +57,9 @@ struct LOOM_GraphView {
   std::vector<std::unique_ptr<LOOM_NodeView>> nodes;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
+  // Set on the view a compile call gets: LOOM_HostApi::
+  // graph_release_constant_input(view, index) lands here. Empty elsewhere.
+  std::function<void(uint64_t index)> release_input;
 };
 
 namespace loom::plugin_host {
@@ -123,6 +127,9 @@ std::unique_ptr<LOOM_Tensor> view_of(const Tensor& t);
 std::unique_ptr<LOOM_GraphView> make_graph_view(const ir::Graph& graph, const std::vector<const ir::Node*>& nodes,
                                                 std::vector<std::string> inputs, std::vector<std::string> outputs);
 std::unique_ptr<LOOM_GraphView> make_full_view(const ir::Graph& graph);
+// The views of initializer `name` in `view`'s nodes point to no data from
+// now on (its bytes are about to be freed).
+void forget_constant_bytes(LOOM_GraphView& view, const std::string& name);
 
 // Status conversion. from_abi takes ownership of (and releases) `s`.
 Status from_abi(LOOM_Status* s);

@@ -47,7 +47,8 @@ std::unique_ptr<LOOM_NodeView> make_node_view(const ir::Graph& graph, const ir::
       v->input_ranks.push_back(-1);
       v->input_dims.emplace_back();
     }
-    const Tensor* c = graph.initializer_in_scope(in);
+    // Overridable initializers are inputs to the EPs: a run may give others.
+    const Tensor* c = graph.constant_in_scope(in);
     v->input_constants.push_back(c ? view_of(*c) : nullptr);
   }
   for (const ir::Attribute& a : node.attributes) {
@@ -67,6 +68,12 @@ std::unique_ptr<LOOM_GraphView> make_graph_view(const ir::Graph& graph, const st
   v->inputs = std::move(inputs);
   v->outputs = std::move(outputs);
   return v;
+}
+
+void forget_constant_bytes(LOOM_GraphView& view, const std::string& name) {
+  for (const auto& n : view.nodes)
+    for (size_t k = 0; k < n->node->inputs.size() && k < n->input_constants.size(); ++k)
+      if (n->node->inputs[k] == name && n->input_constants[k] != nullptr) n->input_constants[k]->data = nullptr;
 }
 
 std::unique_ptr<LOOM_GraphView> make_full_view(const ir::Graph& graph) {

@@ -347,6 +347,14 @@ void kernel_release_constant_input(LOOM_KernelContext* c, uint64_t i) {
   }
 }
 
+void graph_release_constant_input(const LOOM_GraphView* g, uint64_t i) {
+  try {
+    if (g != nullptr && g->release_input) g->release_input(i);
+  } catch (...) {
+    // A hint: failing to release only keeps memory.
+  }
+}
+
 LOOM_Stream* kernel_stream(const LOOM_KernelContext* c) { return c != nullptr ? c->stream() : nullptr; }
 int32_t kernel_should_stop(const LOOM_KernelContext* c) { return c != nullptr && c->should_stop() ? 1 : 0; }
 int32_t kernel_profiling(const LOOM_KernelContext* c) { return c != nullptr && c->profiling() ? 1 : 0; }
@@ -448,6 +456,7 @@ LOOM_HostApi make_table() {
   t.value_map_keys = value_map_keys;
   t.value_map_values = value_map_values;
   t.kernel_profiling = kernel_profiling;
+  t.graph_release_constant_input = graph_release_constant_input;
   t.kernel_profile_part = kernel_profile_part;
   return t;
 }

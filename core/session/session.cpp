@@ -135,11 +135,23 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   const auto plan_start = profile::Clock::now();
   exec::PlanOptions main_options = plan_options({});
   main_options.check_shapes = true;
+  // Weights a partition packed while compiling are freed at once, weight
+  // by weight, so the originals and the packed copies are never all held.
+  std::map<std::string, exec::ConstantStore::TypeOnly> packed;
+  std::vector<std::string> packed_names;
+  main_options.release_initializer = [&](const std::string& name) {
+    auto it = graph->initializers.find(name);
+    if (it == graph->initializers.end() || packed.count(name)) return;
+    packed.emplace(name, exec::ConstantStore::TypeOnly{it->second.dtype(), it->second.dims()});
+    packed_names.push_back(name);
+    it->second = Tensor();
+  };
   LOOM_ASSIGN_OR_RETURN(plan, exec::build_plan(*graph, assignment, eps, main_options));
-  if (profiler) profiler->phase("plan", plan_start);
+  if (profiler) profiler->phase("plan", plan_start, {{"packed_constants", packed_names}});
   // The plan's runs take the initializers from here on; the graph keeps
   // their types (what runs release is then freed, not held by the IR).
-  resources = std::make_unique<exec::RunResourcePool>(*plan, eps, *arenas, exec::ConstantStore::take(*plan, *graph));
+  resources =
+      std::make_unique<exec::RunResourcePool>(*plan, eps, *arenas, exec::ConstantStore::take(*plan, *graph, packed));
   make_recorder();
   for (const exec::Slot& slot : plan->slots)
     if (slot.kind == exec::SlotKind::kIntermediate && slot.planned_offset < 0) has_unplanned_intermediates = true;

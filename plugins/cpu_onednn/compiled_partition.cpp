@@ -12,16 +12,6 @@ namespace loom::onednn {
 
 namespace {
 
-// An input read only as an attribute-like parameter (Resize / Upsample roi,
-// scales, sizes, taken from the node snapshot), never as a tensor of a step:
-// it may be empty (an omitted roi / scales is often a 0-element initializer).
-bool parameter_only(const PartitionSpec& spec, const std::string& name) {
-  for (const NodeSpec& n : spec.nodes)
-    for (size_t k = 0; k < n.inputs.size(); ++k)
-      if (n.inputs[k] == name && !(k >= 1 && (n.op_type == "Resize" || n.op_type == "Upsample"))) return false;
-  return true;
-}
-
 // Appends the values of a small numeric tensor to a cache key (by their
 // bits as doubles, as the builder reads them), after a -2 that no dimension
 // takes.
@@ -37,6 +27,19 @@ void append_values(const sdk::ConstTensor& t, std::vector<int64_t>& key) {
   }
 }
 
+// "[1,3,224,224] [1,10]": the shapes of the inputs that vary (constants
+// keep theirs), for the profile part of a build.
+std::string varying_shapes(const PartitionSpec& spec, const BuildInputs& inputs) {
+  std::string shapes;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    if (spec.input_is_constant[i]) continue;
+    shapes += shapes.empty() ? "[" : " [";
+    for (size_t d = 0; d < inputs[i].dims.size(); ++d) shapes += (d ? "," : "") + std::to_string(inputs[i].dims[d]);
+    shapes += "]";
+  }
+  return shapes;
+}
+
 }  // namespace
 
 OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, EpOptions options)
@@ -48,15 +51,57 @@ OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, EpOpti
   split_skip_layer_norms(spec_);
 }
 
-std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& ctx) {
-  std::vector<std::vector<int64_t>> key;
-  key.reserve(spec_.inputs.size());
-  for (size_t i = 0; i < spec_.inputs.size(); ++i) {
-    sdk::ConstTensor t = ctx.input(i);
-    key.push_back(t.exists() ? t.shape() : std::vector<int64_t>{-1});
+OnednnPartition::Key OnednnPartition::key_of(const BuildInputs& inputs) const {
+  Key key;
+  key.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const BuildInput& in = inputs[i];
+    key.push_back(in.exists ? in.dims : std::vector<int64_t>{-1});
     // A Resize's scales / sizes the model computes shape the program too.
-    if (t.exists() && !spec_.input_is_constant[i] && parameter_only(spec_, spec_.inputs[i])) append_values(t, key.back());
+    if (in.exists && in.bytes.exists() && !spec_.input_is_constant[i] && spec_.parameter_only(spec_.inputs[i]))
+      append_values(in.bytes, key.back());
   }
+  return key;
+}
+
+void OnednnPartition::build_at_compile(const sdk::Graph& graph) {
+  const std::optional<BuildInputs> inputs = build_inputs_at_compile(spec_, graph);
+  if (!inputs) return;
+  // oneDNN sizes a primitive's parallel work when it is created: the same
+  // thread count as compute() sets.
+  if (omp_get_max_threads() != options_.threads) omp_set_num_threads(options_.threads);
+  std::lock_guard<std::mutex> lock(mutex_);
+  try {
+    build(key_of(*inputs), *inputs, [&graph](size_t i) { graph.release_constant_input(i); });
+  } catch (const sdk::Error& e) {
+    if (e.code() != LOOM_STATUS_NOT_IMPLEMENTED) throw;  // declined: remembered, runs go to the fallback
+  }
+}
+
+std::shared_ptr<const Program> OnednnPartition::build(Key key, const BuildInputs& inputs,
+                                                      const ProgramBuilder::ReleaseFn& release) {
+  for (size_t i = 0; i < key.size(); ++i)
+    for (int64_t d : key[i])
+      if (d == 0 && !spec_.parameter_only(spec_.inputs[i]))
+        throw sdk::Error("cpu_onednn: empty (zero-sized) inputs are not supported", LOOM_STATUS_NOT_IMPLEMENTED);
+  std::shared_ptr<const Program> program;
+  try {
+    program = ProgramBuilder(engine_, spec_, inputs, options_, constants_, release).build();
+  } catch (const sdk::Error& e) {
+    // Inputs this EP declines (values oneDNN does not match): the host
+    // runs the partition on its fallback provider, now and on later runs
+    // with these inputs, without building again.
+    if (e.code() != LOOM_STATUS_NOT_IMPLEMENTED) throw;
+    remember(std::move(key), nullptr, e.what());
+    throw;
+  }
+  remember(std::move(key), program, {});
+  return program;
+}
+
+std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& ctx) {
+  const BuildInputs inputs = build_inputs_of(ctx, spec_.inputs.size());
+  Key key = key_of(inputs);
   // Built under the lock: a shape is built once even when several runs
   // meet it at the same time (they would otherwise each build it).
   std::lock_guard<std::mutex> lock(mutex_);
@@ -66,42 +111,12 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
     if (it->second.program == nullptr) throw sdk::Error(it->second.declined, LOOM_STATUS_NOT_IMPLEMENTED);
     return it->second.program;
   }
-  for (size_t i = 0; i < key.size(); ++i)
-    for (int64_t d : key[i])
-      if (d == 0 && !parameter_only(spec_, spec_.inputs[i])) throw sdk::Error("cpu_onednn: empty (zero-sized) inputs are not supported", LOOM_STATUS_NOT_IMPLEMENTED);
-  std::shared_ptr<const Program> program;
-  {
-    // Profiles show the compilation a new shape costs, and which shapes
-    // (of the inputs that vary: constants keep theirs).
-    sdk::ProfilePart part(ctx, [&] {
-      std::string shapes;
-      for (size_t i = 0; i < spec_.inputs.size(); ++i) {
-        if (spec_.input_is_constant[i]) continue;
-        const sdk::ConstTensor t = ctx.input(i);
-        const std::vector<int64_t> dims = t.exists() ? t.shape() : std::vector<int64_t>{};
-        shapes += shapes.empty() ? "[" : " [";
-        for (size_t d = 0; d < dims.size(); ++d) shapes += (d ? "," : "") + std::to_string(dims[d]);
-        shapes += "]";
-      }
-      return "build program: " + shapes;
-    });
-    try {
-      program = ProgramBuilder(engine_, spec_, ctx, options_, constants_).build();
-    } catch (const sdk::Error& e) {
-      // Inputs this EP declines (values oneDNN does not match): the host
-      // runs the partition on its fallback provider, now and on later runs
-      // with these inputs, without building again.
-      if (e.code() != LOOM_STATUS_NOT_IMPLEMENTED) throw;
-      remember(std::move(key), nullptr, e.what());
-      throw;
-    }
-  }
-  remember(std::move(key), program, {});
-  return program;
+  // Profiles show the compilation a new shape costs, and for which shapes.
+  sdk::ProfilePart part(ctx, [&] { return "build program: " + varying_shapes(spec_, inputs); });
+  return build(std::move(key), inputs, [&ctx](size_t i) { ctx.release_constant_input(i); });
 }
 
-void OnednnPartition::remember(std::vector<std::vector<int64_t>> key, std::shared_ptr<const Program> program,
-                               std::string declined) {
+void OnednnPartition::remember(Key key, std::shared_ptr<const Program> program, std::string declined) {
   if (cache_.size() >= options_.program_cache_size) {
     auto oldest = cache_.begin();
     for (auto c = cache_.begin(); c != cache_.end(); ++c)

@@ -50,7 +50,9 @@ class OnednnEp : public sdk::Ep {
   }
 
   std::unique_ptr<sdk::CompiledPartition> compile(const sdk::Graph& g) override {
-    return std::make_unique<OnednnPartition>(PartitionSpec::from(g), engine_, options_);
+    auto partition = std::make_unique<OnednnPartition>(PartitionSpec::from(g), engine_, options_);
+    partition->build_at_compile(g);
+    return partition;
   }
 
  private:

@@ -19,4 +19,11 @@ PartitionSpec PartitionSpec::from(const sdk::Graph& g) {
   return p;
 }
 
+bool PartitionSpec::parameter_only(const std::string& name) const {
+  for (const NodeSpec& n : nodes)
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (n.inputs[k] == name && !(k >= 1 && (n.op_type == "Resize" || n.op_type == "Upsample"))) return false;
+  return true;
+}
+
 }  // namespace loom::onednn

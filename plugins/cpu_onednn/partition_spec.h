@@ -16,6 +16,11 @@ struct PartitionSpec {
   std::vector<std::string> outputs;
 
   static PartitionSpec from(const sdk::Graph& graph);
+  // Whether input `name` is read only as a parameter (a Resize / Upsample's
+  // roi, scales or sizes, whose values shape the program), never as a
+  // tensor of a step. Such an input may be empty: an omitted roi / scales
+  // is often a 0-element initializer.
+  bool parameter_only(const std::string& name) const;
 };
 
 }  // namespace loom::onednn

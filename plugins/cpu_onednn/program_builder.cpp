@@ -56,24 +56,32 @@ int32_t loom_dtype_of(dnnl::memory::data_type type) {
   }
 }
 
-ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx,
-                               const EpOptions& options, PartitionConstants& constants)
-    : engine_(engine), spec_(spec), ctx_(ctx), options_(options), constants_(constants) {
+ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, const BuildInputs& inputs,
+                               const EpOptions& options, PartitionConstants& constants, ReleaseFn release)
+    : engine_(engine),
+      spec_(spec),
+      inputs_(inputs),
+      options_(options),
+      constants_(constants),
+      release_(std::move(release)),
+      may_decline_(std::any_of(spec.nodes.begin(), spec.nodes.end(), [](const NodeSpec& n) {
+        return op_may_decline(n.op_type);
+      })) {
   for (size_t i = 0; i < spec.outputs.size(); ++i) outputs_[spec.outputs[i]] = i;
   built_.assign(spec.nodes.size(), false);
   for (size_t i = 0; i < spec.nodes.size(); ++i)
     for (const std::string& in : spec.nodes[i].inputs)
       if (!in.empty()) readers_[in].push_back(i);
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
-    sdk::ConstTensor t = ctx.input(i);
-    if (!t.exists()) continue;
-    const std::vector<int64_t> dims = t.shape();
-    const std::optional<dnnl::memory::data_type> type = dnnl_type_of(t.dtype());
+    const BuildInput& t = inputs[i];
+    if (!t.exists) continue;
+    const std::vector<int64_t>& dims = t.dims;
+    const std::optional<dnnl::memory::data_type> type = dnnl_type_of(t.dtype);
     if (!type || *type == dnnl::memory::data_type::s32) {
       // int32 inputs (Attention's mask_index) become s32 values that builders
       // convert with a reorder; other non-float inputs (e.g. a Reshape's
       // shape) are read from the node spec.
-      if (t.dtype() == LOOM_DTYPE_INT32 && dims.size() <= kMaxRank && element_count(dims) > 0) {
+      if (t.dtype == LOOM_DTYPE_INT32 && dims.size() <= kMaxRank && element_count(dims) > 0) {
         const std::vector<int64_t> d = dims.empty() ? std::vector<int64_t>{1} : dims;  // a scalar as one element
         std::vector<int64_t> strides(d.size(), 1);
         for (size_t k = d.size() - 1; k > 0; --k) strides[k - 1] = strides[k] * d[k];
@@ -92,7 +100,7 @@ ProgramBuilder::ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& 
       throw sdk::Error("cpu_onednn: " + why, LOOM_STATUS_INVALID_ARGUMENT);
     }
     // float32, and uint8 / int8 (quantized ops' data, weights and zero points).
-    const BufferId b = add_buffer(BufferKind::kInput, i, static_cast<size_t>(element_count(dims)) * sdk::dtype_size(t.dtype()));
+    const BufferId b = add_buffer(BufferKind::kInput, i, static_cast<size_t>(element_count(dims)) * sdk::dtype_size(t.dtype));
     names_[spec.inputs[i]] = add_value(plain_desc(dims, *type), dims, b);
   }
 }
@@ -132,7 +140,7 @@ std::vector<float> ProgramBuilder::constant_data(ValueId v) {
   const ValueId p = require(v, plain_desc(dims(v)));  // converted to f32 once (packed) when of another type
   const Buffer& b = buffers_[values_[p].buffer];
   const float* data = b.kind == BufferKind::kPacked ? static_cast<const float*>(b.packed.get_data_handle())
-                                                    : ctx_.input(b.index).data<float>();
+                                                    : static_cast<const float*>(input_bytes(b.index));
   return std::vector<float>(data, data + element_count(values_[p].dims));
 }
 
@@ -226,7 +234,15 @@ void ProgramBuilder::release_if_packed_only(ValueId source, BufferId packed) {
     return;
   }
   constants_.released[input] = {buffers_[packed].packed, values_[source].desc, src.bytes};
-  ctx_.release_constant_input(input);
+  auto readers = readers_.find(spec_.inputs[input]);
+  if (!may_decline_ && readers != readers_.end() && readers->second.size() == 1) release_(input);
+  else pending_.push_back(input);
+}
+
+const void* ProgramBuilder::input_bytes(size_t i) const {
+  if (i >= inputs_.size() || !inputs_[i].bytes.exists())
+    throw sdk::Error("cpu_onednn: internal: the bytes of input '" + spec_.inputs.at(i) + "' are not known while building");
+  return inputs_[i].bytes.raw_data();
 }
 
 ValueId ProgramBuilder::pack(ValueId v, const dnnl::memory::desc& desc) {
@@ -235,7 +251,7 @@ ValueId ProgramBuilder::pack(ValueId v, const dnnl::memory::desc& desc) {
   materialize(values_[v].buffer);
   const Buffer& src_buffer = buffers_[values_[v].buffer];
   void* src_data = src_buffer.kind == BufferKind::kPacked ? src_buffer.packed.get_data_handle()
-                                                         : const_cast<void*>(ctx_.input(src_buffer.index).raw_data());
+                                                         : const_cast<void*>(input_bytes(src_buffer.index));
   dnnl::memory src(values_[v].desc, engine_, src_data);
   const BufferId b = add_buffer(BufferKind::kPacked, 0, desc.get_size());
   buffers_[b].packed = dnnl::memory(desc, engine_);
@@ -346,9 +362,9 @@ ValueId ProgramBuilder::host_input(const std::string& name) {
   if (defined(name)) return value_of(name);
   for (size_t i = 0; i < spec_.inputs.size(); ++i) {
     if (spec_.inputs[i] != name) continue;
-    sdk::ConstTensor t = ctx_.input(i);
-    const std::vector<int64_t> dims = t.shape();
-    const size_t bytes = static_cast<size_t>(element_count(dims)) * sdk::dtype_size(t.dtype());
+    const BuildInput& t = inputs_[i];
+    const std::vector<int64_t>& dims = t.dims;
+    const size_t bytes = static_cast<size_t>(element_count(dims)) * sdk::dtype_size(t.dtype);
     const dnnl::memory::desc d({static_cast<int64_t>(std::max<size_t>(bytes, 1))}, dnnl::memory::data_type::u8,
                                dnnl::memory::format_tag::a);
     const ValueId v = add_value(d, dims, add_buffer(BufferKind::kInput, i, bytes));
@@ -471,16 +487,33 @@ size_t ProgramBuilder::plan_arena() {
 }
 
 std::shared_ptr<Program> ProgramBuilder::build() {
+  try {
+    return build_program();
+  } catch (...) {
+    // What the host was not told of stays the host's.
+    for (size_t input : pending_) constants_.released.erase(input);
+    pending_.clear();
+    throw;
+  }
+}
+
+std::shared_ptr<Program> ProgramBuilder::build_program() {
   build_nodes();
   std::vector<ProgramOutput> outputs;
   bind_outputs(outputs);
   // Constant inputs this program reads as they are each run: never released
-  // by later programs.
+  // by later programs, nor by this one where a step after the packing
+  // reads the original.
   for (const Step& s : steps_)
     for (const auto& a : s.args) {
       const Buffer& b = buffers_[values_[a.second].buffer];
       if (b.kind == BufferKind::kInput && spec_.input_is_constant[b.index]) constants_.read_at_run_time.insert(b.index);
     }
+  for (size_t input : pending_) {
+    if (constants_.read_at_run_time.count(input)) constants_.released.erase(input);
+    else release_(input);
+  }
+  pending_.clear();
   const size_t arena = plan_arena();
   return std::make_shared<Program>(engine_, std::move(buffers_), std::move(values_), std::move(steps_),
                                    std::move(outputs), arena, scratchpad_bytes_);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "build_inputs.h"
 #include "ep_options.h"
 #include "partition_constants.h"
 #include "partition_spec.h"
@@ -33,17 +34,28 @@ int32_t loom_dtype_of(dnnl::memory::data_type type);
 
 class ProgramBuilder {
  public:
+  // Tells the host that the partition no longer needs the bytes of constant
+  // input `index` (kernel_release_constant_input at run time,
+  // graph_release_constant_input at compile time).
+  using ReleaseFn = std::function<void(size_t index)>;
   // `constants` is the partition's record of released weights (updated
   // while building; the caller holds the partition's build lock).
-  ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, sdk::KernelContext& ctx,
-                 const EpOptions& options, PartitionConstants& constants);
+  // `inputs` live as long as the builder. `release` hears of each packed
+  // constant input no program reads as it is: at once, while building, for
+  // a weight one node reads in a partition whose builds cannot decline
+  // (so packing weight after weight never holds them all twice); else
+  // once the build has succeeded.
+  ProgramBuilder(const dnnl::engine& engine, const PartitionSpec& spec, const BuildInputs& inputs,
+                 const EpOptions& options, PartitionConstants& constants, ReleaseFn release);
 
+  // The program. On a throw, the partition's record keeps only what the
+  // host was already told it may free.
   std::shared_ptr<Program> build();
   const EpOptions& options() const { return options_; }
-  // The partition and the run this program is built for (builders read the
-  // values of small runtime inputs, a Resize's sizes, from its inputs).
+  // The partition and the inputs this program is built for (builders read
+  // the values of small runtime inputs, a Resize's sizes, from them).
   const PartitionSpec& spec() const { return spec_; }
-  sdk::KernelContext& context() const { return ctx_; }
+  const BuildInput& input(size_t i) const { return inputs_[i]; }
 
   // --- values ---
   bool defined(const std::string& name) const { return names_.count(name) > 0; }
@@ -172,13 +184,22 @@ class ProgramBuilder {
   // original bytes, rebuilt from the packed copy (no-op for other buffers).
   void materialize(BufferId b);
   void release_if_packed_only(ValueId source, BufferId packed);
+  // The bytes of partition input `i` (a constant), readable while building.
+  const void* input_bytes(size_t i) const;
+  std::shared_ptr<Program> build_program();
   void build_nodes();
   void bind_outputs(std::vector<ProgramOutput>& outputs);
   size_t plan_arena();
 
   dnnl::engine engine_;
   const PartitionSpec& spec_;
-  sdk::KernelContext& ctx_;
+  const BuildInputs& inputs_;
+  ReleaseFn release_;
+  // Whether some node's builder may decline this build's inputs
+  // (NOT_IMPLEMENTED): the host must then keep every original until the
+  // build has succeeded, as the fallback provider reads them.
+  bool may_decline_ = false;
+  std::vector<size_t> pending_;  // packed this build, recorded in constants_.released, the host not yet told
   EpOptions options_;
   PartitionConstants& constants_;
   std::map<std::string, size_t> outputs_;  // partition output name -> index

@@ -4,6 +4,10 @@
 
 namespace loom::onednn {
 
+bool op_may_decline(const std::string& op) {
+  return op == "Resize" || op == "Upsample" || op == "Slice" || op == "Split";
+}
+
 OpBuilderFn op_builder_for(const std::string& op) {
   static const std::map<std::string, OpBuilderFn> table = {
       {"Conv", build_conv},

@@ -61,5 +61,12 @@ size_t build_matmul_integer_to_float_shifted(ProgramBuilder& b, const NodeSpec& 
 // The builder for an op type (nullptr when none).
 using OpBuilderFn = size_t (*)(ProgramBuilder&, const NodeSpec&, const Chain&);
 OpBuilderFn op_builder_for(const std::string& op_type);
+// Whether the builder of `op_type` declines some inputs it was claimed for
+// (throws NOT_IMPLEMENTED: the host then runs the partition on its fallback
+// provider): Resize / Upsample for run-time scales oneDNN does not match,
+// Slice / Split for empty windows (a Gather's window is empty only where
+// its data is, which an earlier step declined). A builder that starts to
+// decline must be listed here.
+bool op_may_decline(const std::string& op_type);
 
 }  // namespace loom::onednn

@@ -24,7 +24,7 @@ std::optional<std::vector<double>> run_values(const ProgramBuilder& b, const std
   const PartitionSpec& spec = b.spec();
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
     if (spec.inputs[i] != name) continue;
-    const sdk::ConstTensor t = b.context().input(i);
+    const sdk::ConstTensor& t = b.input(i).bytes;
     if (!t.exists() || t.rank() != 1 || t.size() > 8) return std::nullopt;
     return numbers_of(t);
   }

@@ -1,8 +1,11 @@
 // Packed weights: once cpu_onednn has packed a weight it tells the host to
-// free the original (kernel_release_constant_input). Later programs for new
-// shapes rebuild from the packed copy, the original's bytes are gone although
-// runs share the values they bind for constants, and the host keeps
-// initializers that other steps still read.
+// free the original: at session creation when the shapes are fixed
+// (graph_release_constant_input, while compiling), else on the first run
+// (kernel_release_constant_input). Later programs for new shapes rebuild
+// from the packed copy, the original's bytes are gone although runs share
+// the values they bind for constants, and the host keeps initializers that
+// other steps still read, that a run may override, or that the graph
+// outputs.
 #include "common/rss.h"
 #include "ep_compare.h"
 
@@ -89,7 +92,98 @@ TEST(OnednnConstantRelease, HostKeepsAnInitializerOtherStepsRead) {
     expect_close((*want)[0], (*got)[0], {}, "MatMul, run " + std::to_string(run));
     expect_close((*want)[1], (*got)[1], {}, "TopK of W, run " + std::to_string(run));
   }
-  EXPECT_TRUE(parts_of(*s).released.empty()) << "the host keeps W for the TopK";
+  const ProfiledParts parts = parts_of(*s);
+  EXPECT_TRUE(parts.released.empty()) << "the host keeps W for the TopK";
+  EXPECT_TRUE(parts.packed_at_creation.empty()) << "the host keeps W for the TopK";
+}
+
+// y = Relu(x W + b) with fixed shapes: the program is built, and W packed,
+// when the session is created.
+std::string fixed_dense_model(bool w_is_graph_input = false, bool w_is_graph_output = false) {
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {2, 4, 32});
+  if (w_is_graph_input) m.input("w", kFloat, {32, 48});
+  random_weights(m, "w", {32, 48}, 1, 32);
+  random_weights(m, "b", {48}, 2);
+  m.node("MatMul", {"x", "w"}, {"h"});
+  m.node("Add", {"h", "b"}, {"hb"});
+  m.node("Relu", {"hb"}, {"y"});
+  m.output("y", kFloat, {});
+  if (w_is_graph_output) m.output("w", kFloat, {32, 48});
+  return m.bytes();
+}
+
+TEST(OnednnConstantRelease, FixedShapesArePackedWhenTheSessionIsCreated) {
+  const std::string model = fixed_dense_model();
+  auto onednn = make_session(onednn_env(), model, profiled_options());
+  auto reference = make_session(reference_env(), model);
+  ASSERT_TRUE(onednn && reference);
+  for (uint32_t run = 0; run < 2; ++run) {
+    const std::map<std::string, Tensor> in = {{"x", random_tensor({2, 4, 32}, 20 + run)}};
+    auto got = onednn->run(in);
+    auto want = reference->run(in);
+    ASSERT_TRUE(got.has_value()) << got.status().message();
+    ASSERT_TRUE(want.has_value()) << want.status().message();
+    expect_close((*want)[0], (*got)[0], {}, "run " + std::to_string(run));
+  }
+  const ProfiledParts parts = parts_of(*onednn);
+  EXPECT_EQ(parts.packed_at_creation, std::vector<std::string>{"w"});
+  EXPECT_TRUE(parts.released.empty()) << "nothing is left to release at run time";
+  EXPECT_EQ(parts.count("build program"), 0u) << "the first run builds nothing";
+  EXPECT_GT(parts.count("matmul"), 0u) << "the runs ran the program built at creation";
+}
+
+TEST(OnednnConstantRelease, AnInitializerARunMayOverrideIsKept) {
+  const std::string model = fixed_dense_model(/*w_is_graph_input=*/true);
+  auto onednn = make_session(onednn_env(), model, profiled_options());
+  auto reference = make_session(reference_env(), model);
+  ASSERT_TRUE(onednn && reference);
+  const Tensor x = random_tensor({2, 4, 32}, 30);
+  for (const bool override_w : {false, true}) {
+    std::map<std::string, Tensor> in = {{"x", x}};
+    if (override_w) in["w"] = random_tensor({32, 48}, 31);
+    auto got = onednn->run(in);
+    auto want = reference->run(in);
+    ASSERT_TRUE(got.has_value()) << got.status().message();
+    ASSERT_TRUE(want.has_value()) << want.status().message();
+    expect_close((*want)[0], (*got)[0], {}, override_w ? "w given by the run" : "w from the model");
+  }
+  EXPECT_TRUE(parts_of(*onednn).packed_at_creation.empty());
+}
+
+TEST(OnednnConstantRelease, AnInitializerTheGraphOutputsIsKept) {
+  const std::string model = fixed_dense_model(false, /*w_is_graph_output=*/true);
+  auto onednn = make_session(onednn_env(), model, profiled_options());
+  auto reference = make_session(reference_env(), model);
+  ASSERT_TRUE(onednn && reference);
+  const std::map<std::string, Tensor> in = {{"x", random_tensor({2, 4, 32}, 40)}};
+  auto got = onednn->run(in);
+  auto want = reference->run(in);
+  ASSERT_TRUE(got.has_value()) << got.status().message();
+  ASSERT_TRUE(want.has_value()) << want.status().message();
+  ASSERT_EQ(got->size(), 2u);
+  expect_close((*want)[0], (*got)[0], {}, "y");
+  expect_close((*want)[1], (*got)[1], {}, "w, output as it is");
+  EXPECT_TRUE(parts_of(*onednn).packed_at_creation.empty());
+}
+
+TEST(OnednnConstantRelease, WeightsPackedAtCreationAreNotHeldTwice) {
+  // A 32 MiB weight packed while the session is created: the session then
+  // holds the packed copy alone, not the original too.
+  constexpr int64_t kRows = 2048, kCols = 4096;
+  testing::ModelBuilder m;
+  m.input("x", kFloat, {1, kRows});
+  random_weights(m, "w", {kRows, kCols}, 3, kRows);
+  m.node("MatMul", {"x", "w"}, {"y"});
+  m.output("y", kFloat, {});
+  const std::string model = m.bytes();
+  const int64_t before = testing::rss_bytes();
+  auto s = make_session(onednn_env(), model);
+  ASSERT_TRUE(s);
+  const double grown_mb = static_cast<double>(testing::rss_bytes() - before) / (1 << 20);
+  // AddressSanitizer keeps freed memory in quarantine: no RSS drop to see.
+  if (!testing::kAddressSanitizer) EXPECT_LT(grown_mb, 48.0) << "creating the session grew RSS by " << grown_mb << " MiB";
+  ASSERT_TRUE(s->run({{"x", random_tensor({1, kRows}, 9)}}).has_value());
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // What cpu_onednn says it ran, read from a session's profile: each step of
 // a compiled partition is a part named "<what>: <node>" ("gemv: ...",
-// "depthwise banded: ...", "build program: [1,8,8,8]"), and the steps list
-// the constants the EP let the host free. Tests check which implementation
+// "depthwise banded: ...", "build program: [1,8,8,8]"), the steps list
+// the constants the EP let the host free at run time, and the session's
+// plan phase those it packed and let go of at creation. Tests check which implementation
 // was chosen through these, as a user reads them in `loom profile`.
 #pragma once
 
@@ -22,7 +23,8 @@ namespace loom::ep_testing {
 
 struct ProfiledParts {
   std::vector<std::string> names;     // every part of every run so far, in trace order
-  std::vector<std::string> released;  // constants released, one entry per release
+  std::vector<std::string> released;  // constants released by runs, one entry per release
+  std::vector<std::string> packed_at_creation;  // constants packed while compiling, their bytes freed
   // Parts whose name starts with the words `kind`: "depthwise" counts
   // "depthwise: ..." and "depthwise banded: ...", "depthwise banded" only
   // the latter.
@@ -74,6 +76,9 @@ inline ProfiledParts parts_of(const Session& session) {
   for (const nlohmann::json& e : trace["traceEvents"]) {
     const std::string cat = e.value("cat", "");
     if (cat == "part") out.names.push_back(e.value("name", ""));
+    if (cat == "session" && e.value("name", "") == "plan" && e.contains("args") &&
+        e["args"].contains("packed_constants"))
+      for (const nlohmann::json& c : e["args"]["packed_constants"]) out.packed_at_creation.push_back(c.get<std::string>());
     if (cat == "step" && e.contains("args") && e["args"].contains("released_constants"))
       for (const nlohmann::json& c : e["args"]["released_constants"]) out.released.push_back(c.get<std::string>());
   }

@@ -103,7 +103,8 @@ typedef struct LOOM_HostApi {
   int32_t (*node_output_dtype)(const LOOM_NodeView* node, uint64_t index);
   int64_t (*node_input_shape)(const LOOM_NodeView* node, uint64_t index,
                               const int64_t** dims);
-  /* Constant data of an input when it is an initializer, else NULL. */
+  /* Constant data of an input when it is an initializer that runs cannot
+   * override (one the graph does not also list as an input), else NULL. */
   const LOOM_Tensor* (*node_input_constant)(const LOOM_NodeView* node, uint64_t index);
 
   /* --- node attributes ---
@@ -284,8 +285,23 @@ typedef struct LOOM_HostApi {
    * Ignored when the run is not profiled, and for a piece that ends before
    * it starts. May be called from any thread until compute returns. */
   void (*kernel_profile_part)(LOOM_KernelContext* ctx, LOOM_StringView name, uint64_t start_ns, uint64_t end_ns);
+
+  /* --- pre-packing at compile time (LOOM_Ep.compile; check
+   * LOOM_HAS_FIELD) (0.2) ---
+   * The EP compiling `subgraph` keeps its own copy of the subgraph's input
+   * `index` (an initializer it read through node_input_constant and packed
+   * into its layout), as ONNX Runtime's kernels pre-pack their weights: the
+   * host frees its copy now, at session creation, where no other step reads
+   * the initializer. Call it as each weight is packed, so the originals are
+   * never all held twice. Once freed, the LOOM_Tensor node_input_constant
+   * gave for it points to no data, and the compiled partition's kernel
+   * context presents the input with its dtype and dims only, as after
+   * kernel_release_constant_input. Ignored for inputs that are not
+   * initializers, for initializers other steps read, for EPs with their own
+   * memory, outside compile, and by hosts that keep every initializer. */
+  void (*graph_release_constant_input)(const LOOM_GraphView* subgraph, uint64_t index);
 } LOOM_HostApi;
-#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, kernel_profile_part)
-LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, kernel_profile_part);
+#define LOOM_HostApi_STRUCT_SIZE LOOM_STRUCT_SIZE(LOOM_HostApi, graph_release_constant_input)
+LOOM_DECLARE_STRUCT_SIZE(LOOM_HostApi, graph_release_constant_input);
 
 #endif /* LOOM_ABI_HOST_H */

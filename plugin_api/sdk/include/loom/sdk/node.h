@@ -135,6 +135,16 @@ class Graph {
   size_t output_count() const { return static_cast<size_t>(host().graph_output_count(g_)); }
   std::string_view output_name(size_t i) const { return from_view(host().graph_output_name(g_, i)); }
   int64_t opset(std::string_view domain) const { return host().graph_opset(g_, to_view(domain)); }
+  // Inside Ep::compile: the partition keeps its own (packed) copy of input
+  // `i`, an initializer: the host may free its copy now, before any run
+  // (LOOM_HostApi::graph_release_constant_input). Read no more through
+  // Node::input_constant for it afterwards. False when the host is too
+  // old to take it back.
+  bool release_constant_input(size_t i) const {
+    if (!LOOM_HAS_FIELD(&host(), LOOM_HostApi, graph_release_constant_input)) return false;
+    host().graph_release_constant_input(g_, i);
+    return true;
+  }
 
  private:
   const LOOM_GraphView* g_;
