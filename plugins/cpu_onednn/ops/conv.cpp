@@ -282,9 +282,15 @@ size_t build(ProgramBuilder& b, const NodeSpec& n, const Chain& chain, bool tran
 
 }  // namespace
 
+// Loom's host kernels tried before oneDNN's convolution, in order: each
+// builds the node (and returns how many chain nodes it absorbed) where its
+// contract holds, else builds nothing and returns nullopt.
+using HostConvolution = std::optional<size_t> (*)(ProgramBuilder&, const NodeSpec&, const Chain&);
+constexpr HostConvolution kHostConvolutions[] = {build_depthwise_3x3, build_narrow_pointwise};
+
 size_t build_conv(ProgramBuilder& b, const NodeSpec& n, const Chain& chain) {
-  if (auto absorbed = build_depthwise_3x3(b, n, chain)) return *absorbed;
-  if (auto absorbed = build_narrow_pointwise(b, n, chain)) return *absorbed;
+  for (HostConvolution host : kHostConvolutions)
+    if (const std::optional<size_t> absorbed = host(b, n, chain)) return *absorbed;
   return build<dnnl::convolution_forward>(b, n, chain, false);
 }
 

@@ -9,137 +9,19 @@
 #include "compiled_partition.h"
 #include "eltwise_ops.h"
 #include "ops/conv_geometry.h"
-#include "ops/host_parallel.h"
+#include "host_kernels/parallel.h"
 #include "ops/post_ops.h"
+#include "host_kernels/depthwise_3x3.h"
 
 namespace loom::onednn {
 namespace {
 
 using dnnl::memory;
-
-constexpr int64_t kLanes = 16;  // channels per vector; the step needs a multiple of it
-constexpr int kTaps = 9;
-typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
-
-// Sizes in elements; rows are numbered image * out_h + oy over the batch.
-struct Geometry {
-  int64_t h, w, c, out_h, out_w, stride_y, stride_x, pad_top, pad_left;
-  float lo, hi;  // the fused clamp (-inf, inf when none)
-  // The input row the input pointer points at (an image's rows
-  // [first_row, ...) are read from there): 0, except for a band buffer.
-  int64_t first_row = 0;
-  // The output row the output pointer points at: 0, except when a later
-  // step asks for a band of rows (ProgramBuilder::BandRows).
-  int64_t out_first_row = 0;
-};
-
-// The helpers below take and return 64-byte vectors; they are always
-// inlined into the target_clones entry point, so no call crosses the ABI
-// GCC warns about for targets without AVX-512.
-#pragma GCC diagnostic ignored "-Wpsabi"
-#define LOOM_INLINE inline __attribute__((always_inline))
-
-LOOM_INLINE Lanes load(const float* p) {
-  Lanes v;
-  __builtin_memcpy(&v, p, sizeof(v));
-  return v;
-}
-
-LOOM_INLINE void store(float* p, Lanes v) { __builtin_memcpy(p, &v, sizeof(v)); }
-
-LOOM_INLINE Lanes clamp(Lanes a, Lanes lo, Lanes hi) {
-  a = a < lo ? lo : a;  // a NaN stays NaN, as ONNX Clip leaves it
-  return a > hi ? hi : a;
-}
-
-// One output vector whose window may reach into the padding (taps outside
-// the image are skipped).
-template <int SX>
-LOOM_INLINE void edge_pixel(const float* const rows[3], const bool valid[3], const Lanes w[kTaps], Lanes bias,
-                            const Geometry& g, int64_t ox, float* out, Lanes lo, Lanes hi) {
-  Lanes acc = bias;
-  for (int dy = 0; dy < 3; ++dy) {
-    if (!valid[dy]) continue;
-    for (int dx = 0; dx < 3; ++dx) {
-      const int64_t ix = ox * SX - g.pad_left + dx;
-      if (ix >= 0 && ix < g.w) acc += load(rows[dy] + ix * g.c) * w[dy * 3 + dx];
-    }
-  }
-  store(out + ox * g.c, clamp(acc, lo, hi));
-}
-
-// X adjacent output vectors whose windows lie inside the image: each input
-// vector is loaded once and used for every tap that reads it.
-template <int SX, int X>
-LOOM_INLINE void interior_strip(const float* const rows[3], const Lanes w[kTaps], Lanes bias, const Geometry& g,
-                                int64_t ox, float* out, Lanes lo, Lanes hi) {
-  constexpr int kColumns = (X - 1) * SX + 3;
-  Lanes acc[X];
-  for (int x = 0; x < X; ++x) acc[x] = bias;
-  for (int dy = 0; dy < 3; ++dy) {
-    const float* r = rows[dy] + (ox * SX - g.pad_left) * g.c;
-    Lanes in[kColumns];
-    for (int i = 0; i < kColumns; ++i) in[i] = load(r + i * g.c);
-    for (int dx = 0; dx < 3; ++dx)
-      for (int x = 0; x < X; ++x) acc[x] += in[x * SX + dx] * w[dy * 3 + dx];
-  }
-  for (int x = 0; x < X; ++x) store(out + (ox + x) * g.c, clamp(acc[x], lo, hi));
-}
-
-template <int SX, int X>
-LOOM_INLINE void depthwise_rows_body(const float* in, const float* packed, const float* bias, float* out,
-                                     const Geometry& g, int64_t r0, int64_t r1) {
-  const Lanes lo = Lanes{} + g.lo, hi = Lanes{} + g.hi;
-  // Outputs [first, last) have all three columns inside the image.
-  const int64_t first = std::min(g.out_w, (g.pad_left + SX - 1) / SX);
-  const int64_t last = g.w - 3 + g.pad_left < 0 ? first : std::clamp((g.w - 3 + g.pad_left) / SX + 1, first, g.out_w);
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t image = r / g.out_h, oy = r % g.out_h;
-    const float* src = in + image * g.h * g.w * g.c;
-    float* dst_row = out + (r - g.out_first_row) * g.out_w * g.c;
-    for (int64_t c = 0; c < g.c; c += kLanes) {
-      Lanes w[kTaps];
-      for (int k = 0; k < kTaps; ++k) w[k] = load(packed + (c * kTaps) + k * kLanes);
-      const Lanes b = load(bias + c);
-      const float* rows[3];
-      bool valid[3];
-      bool all_valid = true;
-      for (int dy = 0; dy < 3; ++dy) {
-        const int64_t iy = oy * g.stride_y - g.pad_top + dy;
-        valid[dy] = iy >= 0 && iy < g.h;
-        all_valid &= valid[dy];
-        rows[dy] = src + (valid[dy] ? iy - g.first_row : 0) * g.w * g.c + c;
-      }
-      float* o = dst_row + c;
-      int64_t ox = 0;
-      for (; ox < first; ++ox) edge_pixel<SX>(rows, valid, w, b, g, ox, o, lo, hi);
-      if (all_valid) {
-        for (; ox + X <= last; ox += X) interior_strip<SX, X>(rows, w, b, g, ox, o, lo, hi);
-        for (; ox < last; ++ox) interior_strip<SX, 1>(rows, w, b, g, ox, o, lo, hi);
-      }
-      for (; ox < g.out_w; ++ox) edge_pixel<SX>(rows, valid, w, b, g, ox, o, lo, hi);
-    }
-  }
-}
-
-// Output rows [r0, r1). Strips of 8 outputs at stride 1 (10 input vectors a
-// row) and 6 at stride 2 (13): the accumulators, the 9 filter vectors and
-// one row of inputs fit AVX-512's 32 registers.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void depthwise_rows(const float* in, const float* packed,
-                                                                                const float* bias, float* out,
-                                                                                const Geometry& g, int64_t r0,
-                                                                                int64_t r1) {
-  if (g.stride_x == 1) depthwise_rows_body<1, 8>(in, packed, bias, out, g, r0, r1);
-  else depthwise_rows_body<2, 6>(in, packed, bias, out, g, r0, r1);
-}
-
-// Output rows [r0, r1) split across `threads` OpenMP teams.
-void depthwise_rows_parallel(int threads, const float* in, const float* packed, const float* bias, float* out,
-                             const Geometry& g, int64_t r0, int64_t r1) {
-  for_each_thread_range(threads, r1 - r0, [&](int64_t begin, int64_t end) {
-    depthwise_rows(in, packed, bias, out, g, r0 + begin, r0 + end);
-  });
-}
+using host_kernels::depthwise_3x3_rows;
+using host_kernels::depthwise_3x3_rows_parallel;
+using host_kernels::kDepthwiseLanes;
+using host_kernels::kDepthwiseTaps;
+using Geometry = host_kernels::DepthwiseGeometry;
 
 // The clamp [lo, hi] that eltwise node `node` computes, if it is one
 // (Relu, Clip with constant bounds).
@@ -255,7 +137,7 @@ void add_banded_step(ProgramBuilder& b, const Geometry& g, const BandPlan& plan,
             [&](int64_t o0, int64_t o1, int64_t base) {
               Geometry band = g;
               band.first_row = base;
-              depthwise_rows_parallel(threads, rows, taps, bias, out, band, o0, o1);
+              depthwise_3x3_rows_parallel(threads, rows, taps, bias, out, band, o0, o1);
             });
       },
       args, source.label + " + " + label);
@@ -348,7 +230,7 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
   const int64_t channels = xd[1];
   const Window& win = s.window;
   const auto f32 = memory::data_type::f32;
-  if (s.group != channels || s.out_channels != channels || channels % kLanes != 0 ||
+  if (s.group != channels || s.out_channels != channels || channels % kDepthwiseLanes != 0 ||
       win.kernel != std::vector<int64_t>{3, 3} || win.dilations != std::vector<int64_t>{1, 1} ||
       b.desc(x).data_type() != f32 || b.desc(w).data_type() != f32 || !b.is_constant(w))
     return std::nullopt;
@@ -369,14 +251,11 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
     std::tie(g.lo, g.hi) = *c;
     absorbed = 1;
   }
-  // Filters as [channel block][tap][16 lanes]: one vector load per tap.
   const std::vector<float> weights = b.constant_data(w);  // [C][1][3][3]
-  std::vector<float> packed(weights.size());
-  for (int64_t c = 0; c < channels; ++c)
-    for (int k = 0; k < kTaps; ++k) packed[(c / kLanes * kTaps + k) * kLanes + c % kLanes] = weights[c * kTaps + k];
+  const std::vector<float> packed = host_kernels::pack_depthwise_3x3_filters(weights, channels);
   const std::string& name = absorbed ? chain.front()->outputs[0] : n.outputs[0];
   const ValueId dst = b.new_value(nhwc_desc(s.dst_dims), s.dst_dims, name);
-  const ValueId filters = b.new_constant(packed, {channels * kTaps}), shift = b.new_constant(*bias, {channels});
+  const ValueId filters = b.new_constant(packed, {channels * kDepthwiseTaps}), shift = b.new_constant(*bias, {channels});
   if (!build_banded(b, x, g, filters, shift, dst, n.label())) {
     const ValueId src = b.require(x, nhwc_desc(xd));
     const int64_t rows = xd[0] * g.out_h, row_floats = g.out_w * g.c;
@@ -386,7 +265,7 @@ std::optional<size_t> build_depthwise_3x3(ProgramBuilder& b, const NodeSpec& n, 
     auto band = [g](const dnnl::memory* m, float* out, int64_t r0, int64_t r1) {
       Geometry at = g;
       at.out_first_row = r0;
-      depthwise_rows(static_cast<const float*>(m[0].get_data_handle()),
+      depthwise_3x3_rows(static_cast<const float*>(m[0].get_data_handle()),
                      static_cast<const float*>(m[1].get_data_handle()),
                      static_cast<const float*>(m[2].get_data_handle()), out, at, r0, r1);
     };

@@ -20,7 +20,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "ops/host_parallel.h"
+#include "host_kernels/parallel.h"
 #include "ops/op_builders.h"
 
 namespace loom::onednn {

@@ -1,12 +1,6 @@
 // Single-row matrix products (y = x W + bias with x of one row and W a large
-// constant): a host step that streams W once, row by row of W's transpose.
-//
-// oneDNN 2.6's matmul runs M = 1 through its blocked GEMM kernel, which walks
-// the packed weights in several interleaved streams: in MobileNetV2 the
-// 1280x1000 classifier took 0.53 ms, reading its 5 MB at ~10 GB/s, while one
-// sequential pass over W (each output a dot product of a contiguous row of
-// W's transpose) reads it at the memory's streaming rate. The step splits
-// outputs across the EP's threads.
+// constant) as a host step (host_kernels/gemv.h). Measurements:
+// bench/results/2026-11-28-cpu-onednn-host-kernels.md.
 #pragma once
 
 #include <optional>

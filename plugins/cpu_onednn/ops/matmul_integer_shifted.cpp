@@ -19,7 +19,7 @@
 #include <cmath>
 #include <optional>
 
-#include "ops/host_parallel.h"
+#include "host_kernels/parallel.h"
 #include "ops/op_builders.h"
 #include "ops/quant_params.h"
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ops/host_parallel.h"
+#include "host_kernels/parallel.h"
 #include "ops/op_builders.h"
 
 namespace loom::onednn {
