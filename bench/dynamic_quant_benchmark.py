@@ -15,13 +15,13 @@ Markdown table (with the machine, bench/machine.py), also written to --out when 
       [--layers 4] [--seq 128] [--rounds 3] [--reference-runs 2] [--work DIR] [--out results.md]
   python3 bench/dynamic_quant_benchmark.py --cnn build/models/resnet50.onnx ...   (ConvInteger instead)
 """
-import argparse, json, os, statistics, subprocess, sys, tempfile
+import argparse, os, sys, tempfile
 import numpy as np, onnx
 from onnx import helper, numpy_helper, TensorProto
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import machine  # noqa: E402
+import side_by_side  # noqa: E402
 
 HIDDEN, HEADS, FFN = 768, 12, 3072
 
@@ -145,20 +145,6 @@ def quantize_convs(src, path):
     return g.input[0].name, [d.dim_value or 1 for d in g.input[0].type.tensor_type.shape.dim], g.output[0].name
 
 
-def last_json(cmd):
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit(f"failed: {' '.join(cmd)}\n{out.stderr.strip()[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def read_pb(path):
-    t = onnx.TensorProto()
-    with open(path, "rb") as f:
-        t.ParseFromString(f.read())
-    return numpy_helper.to_array(t)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--loom", default="build/bin/loom")
@@ -187,60 +173,11 @@ def main():
     with open(x, "wb") as f:
         f.write(numpy_helper.from_array(np.random.default_rng(1).standard_normal(in_dims).astype(np.float32),
                                         in_name).SerializeToString())
-    loom_cmd = lambda providers, *rest: [a.loom, *rest, "--model", model, "--input", f"{in_name}={x}",
-                                         "--providers", providers]
-    ort_js = lambda script: ["node", script, "--model", model, "--input", f"{in_name}={x}", "--ort-dir", a.ort_dir]
-
-    # Outputs first: every runtime must compute the same encoder.
-    outs = {}
-    for key, providers in (("loom", "cpu_onednn,reference"), ("reference", "reference")):
-        d = os.path.join(a.work, key)
-        subprocess.run(loom_cmd(providers, "run", "--save-outputs", d, "--quiet"), check=True)
-        outs[key] = read_pb(os.path.join(d, out_name.replace("/", "_") + ".pb"))
-    d = os.path.join(a.work, "ort")
-    subprocess.run(ort_js(os.path.join(HERE, "..", "tests", "models", "ort_run.js")) + ["--save-outputs", d],
-                   check=True, capture_output=True)
-    outs["ort"] = read_pb(os.path.join(d, out_name.replace("/", "_") + ".pb"))
-    diff = {f"{p} vs {q}": float(np.abs(outs[p] - outs[q]).max())
-            for p, q in (("loom", "reference"), ("loom", "ort"), ("reference", "ort"))}
-    # Nodes per provider after Loom's passes (`loom partition` prints one "name [op] -> provider: ..." line each).
-    placed = {}
-    for line in subprocess.run([a.loom, "partition", "--model", model, "--providers", "cpu_onednn,reference"],
-                               capture_output=True, text=True).stdout.splitlines():
-        if "] -> " in line:
-            provider = line.split("] -> ", 1)[1].split(":", 1)[0]
-            placed[provider] = placed.get(provider, 0) + 1
-    meter = machine.LoadMeter()
-    meter.start()
-
-    rows = []
-    for threads in (1, 2):
-        t = ["--threads", str(threads)]
-        ref = last_json(loom_cmd("reference", "bench", *t, "--runs", str(a.reference_runs), "--warmup", "1",
-                                 "--json"))["median_ms"]
-        loom, ort = [], []
-        for _ in range(a.rounds):
-            loom.append(last_json(loom_cmd("cpu_onednn,reference", "bench", *t, "--runs", str(a.runs), "--json"))
-                        ["median_ms"])
-            ort.append(last_json(ort_js(os.path.join(HERE, "ort_bench.js")) + [*t, "--runs", str(a.runs)])
-                       ["median_ms"])
-        rows.append((threads, ref, statistics.median(loom), statistics.median(ort)))
-
-    load = meter.stop()
-    m = machine.describe(os.path.join(HERE, ".."))
-    lines = [f"# quantize_dynamic {'CNN' if a.cnn else 'BERT-like encoder'} on CPU: Loom vs ONNX Runtime", "",
-             f"Model: {what} (bench/dynamic_quant_benchmark.py).", "",
-             "Machine: " + "; ".join(f"{k} {v}" for k, v in m.items()), "",
-             "Max abs output difference: " + ", ".join(f"{k} {v:.3g}" for k, v in diff.items()), "",
-             "| threads | reference EP ms | Loom cpu_onednn ms | ORT ms | reference / cpu_onednn | Loom / ORT |",
-             "|---|---|---|---|---|---|"]
-    for threads, ref, loom, ort in rows:
-        lines.append(f"| {threads} | {ref:.1f} | {loom:.2f} | {ort:.2f} | {ref / loom:.1f}x | {loom / ort:.2f} |")
-    lines += ["", f"Medians of {a.rounds} alternating rounds of {a.runs} timed runs each (the reference EP: "
-              f"one round of {a.reference_runs}).", "",
-              "Loom's nodes by provider (after its graph passes): " + ", ".join(f"{k} {v}" for k, v in placed.items()),
-              "", "Other work on the machine while timing: " + ", ".join(f"{k} {v}" for k, v in load.items())]
-    report = "\n".join(lines) + "\n"
+    diff, placed, rows, load = side_by_side.compare(a.loom, a.ort_dir, model, in_name, x, out_name, a.work, a.rounds,
+                                                    a.runs, a.reference_runs)
+    title = f"quantize_dynamic {'CNN' if a.cnn else 'BERT-like encoder'} on CPU: Loom vs ONNX Runtime"
+    report = side_by_side.report(title, what, "dynamic_quant_benchmark.py", diff, placed, rows, load, a.rounds,
+                                 a.runs, a.reference_runs)
     print(report)
     if a.out:
         with open(a.out, "w") as f:

@@ -18,6 +18,8 @@ const char* const kAttributeNames[] = {
     "value", "paddings",
     // reductions (opset 18), Cast, Slice-1, Split
     "noop_with_empty_axes", "to", "starts", "ends", "split", "num_outputs",
+    // LSTM, GRU ("activations" is a list of strings: present, it keeps the node off this EP)
+    "hidden_size", "direction", "activations", "clip", "input_forget", "layout", "linear_before_reset",
     // com.microsoft Attention
     "num_heads", "unidirectional", "qkv_hidden_sizes", "mask_filter_value", "scale", "do_rotary",
     "past_present_share_buffer",

@@ -437,6 +437,7 @@ OpCheck op_check(const NodeSpec& n) {
   if (op == "Resize" || op == "Upsample") return check_resize;
   if (op == "Pad") return check_pad;
   if (is_reduce_op(n)) return check_reduce;
+  if (op == "LSTM" || op == "GRU") return check_recurrent;
   if (op == "Slice" || op == "Split" || op == "Gather") return check_slice;
   if (binary_algorithm_for(n)) return check_binary;
   if (eltwise_steps_for(n)) return check_unary;

@@ -42,6 +42,9 @@ SupportVerdict check_matmul_integer_to_float(const NodeSpec& node);
 // (ops/reduce.cpp, with its builder).
 bool is_reduce_op(const NodeSpec& node);
 SupportVerdict check_reduce(const NodeSpec& node);
+// LSTM and GRU of float32 with constant weights, default activations and
+// every sequence full length (ops/recurrent.cpp).
+SupportVerdict check_recurrent(const NodeSpec& node);
 // Slice with unit steps, Split and Gather of float32 with constant indices (ops/slice.cpp).
 SupportVerdict check_slice(const NodeSpec& node);
 // Conv / ConvTranspose / pooling spatial attributes for 2-D kernels: "" when

@@ -194,14 +194,14 @@ class ProgramBuilder {
   dnnl::engine engine_;
   const PartitionSpec& spec_;
   const BuildInputs& inputs_;
+  EpOptions options_;
+  PartitionConstants& constants_;
   ReleaseFn release_;
   // Whether some node's builder may decline this build's inputs
   // (NOT_IMPLEMENTED): the host must then keep every original until the
   // build has succeeded, as the fallback provider reads them.
   bool may_decline_ = false;
   std::vector<size_t> pending_;  // packed this build, recorded in constants_.released, the host not yet told
-  EpOptions options_;
-  PartitionConstants& constants_;
   std::map<std::string, size_t> outputs_;  // partition output name -> index
   std::set<size_t> output_taken_;
   std::map<std::string, ValueId> names_;

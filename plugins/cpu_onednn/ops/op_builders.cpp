@@ -40,6 +40,8 @@ OpBuilderFn op_builder_for(const std::string& op) {
       {"QLinearConv", build_qlinear_conv},
       {"ConvInteger", build_conv_integer},
       {"Cast", build_cast},
+      {"LSTM", build_recurrent},
+      {"GRU", build_recurrent},
       {"ReduceMean", build_reduce},
       {"ReduceSum", build_reduce},
       {"ReduceMax", build_reduce},

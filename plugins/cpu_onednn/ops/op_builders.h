@@ -38,6 +38,7 @@ size_t build_qlinear_conv(ProgramBuilder& b, const NodeSpec& n, const Chain& cha
 size_t build_conv_integer(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);    // conv_integer.cpp
 size_t build_cast(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);            // conv_integer.cpp
 size_t build_reduce(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // reduce.cpp
+size_t build_recurrent(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);       // recurrent.cpp: LSTM, GRU
 size_t build_slice(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);           // slice.cpp
 size_t build_split(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);           // slice.cpp
 size_t build_gather(ProgramBuilder& b, const NodeSpec& n, const Chain& chain);          // slice.cpp

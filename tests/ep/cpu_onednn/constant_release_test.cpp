@@ -43,17 +43,22 @@ TEST(OnednnConstantRelease, PackedWeightsAreReleasedAndNewShapesStillMatch) {
   EXPECT_EQ(parts_of(*onednn).released, std::vector<std::string>{"w"}) << "W is released once, when it is first packed";
 }
 
-TEST(OnednnConstantRelease, ReleasedWeightBytesAreFreed) {
-  // A 32 MiB weight: after the first run packs it, the session holds the
-  // packed copy alone. Were the original kept (by the value runs bind for it),
-  // the resident set would grow by another 32 MiB.
-  constexpr int64_t kRows = 2048, kCols = 4096;
+// y = x W with W 2048 x 4096 (32 MiB); x's batch -1 is symbolic.
+constexpr int64_t kRows = 2048, kCols = 4096;
+std::string big_matmul_model(int64_t batch) {
   testing::ModelBuilder m;
-  m.input("x", kFloat, {1, kRows});
+  m.input("x", kFloat, {batch, kRows});
   random_weights(m, "w", {kRows, kCols}, 3, kRows);
   m.node("MatMul", {"x", "w"}, {"y"});
   m.output("y", kFloat, {});
-  std::string model = m.bytes();
+  return m.bytes();
+}
+
+TEST(OnednnConstantRelease, ReleasedWeightBytesAreFreed) {
+  // A 32 MiB weight, its batch symbolic: after the first run packs it, the
+  // session holds the packed copy alone. Were the original kept (by the value
+  // runs bind for it), the resident set would grow by another 32 MiB.
+  std::string model = big_matmul_model(-1);
   auto s = make_session(onednn_env(), model);
   model.clear();
   model.shrink_to_fit();
@@ -170,13 +175,7 @@ TEST(OnednnConstantRelease, AnInitializerTheGraphOutputsIsKept) {
 TEST(OnednnConstantRelease, WeightsPackedAtCreationAreNotHeldTwice) {
   // A 32 MiB weight packed while the session is created: the session then
   // holds the packed copy alone, not the original too.
-  constexpr int64_t kRows = 2048, kCols = 4096;
-  testing::ModelBuilder m;
-  m.input("x", kFloat, {1, kRows});
-  random_weights(m, "w", {kRows, kCols}, 3, kRows);
-  m.node("MatMul", {"x", "w"}, {"y"});
-  m.output("y", kFloat, {});
-  const std::string model = m.bytes();
+  const std::string model = big_matmul_model(1);
   const int64_t before = testing::rss_bytes();
   auto s = make_session(onednn_env(), model);
   ASSERT_TRUE(s);

@@ -4,6 +4,8 @@
 // nodes reading only constants fold after them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "common/model_builder.h"
 #include "common/test_env.h"
 
@@ -60,6 +62,48 @@ TEST(ConstantFoldingTest, ConstantNodesOfEveryFormBecomeInitializers) {
   const std::vector<float> want{11.5f, 44.5f, 99.5f};
   EXPECT_EQ(run(*folded), want);
   EXPECT_EQ(run(*unfolded), want);
+}
+
+}  // namespace
+}  // namespace loom
+
+namespace loom {
+namespace {
+
+// s = Shape(Relu(x), start, end): folded to a constant when x's dims are
+// all fixed; kept when one is symbolic (it changes from run to run).
+std::unique_ptr<Session> shape_session(const std::vector<int64_t>& x_dims, int64_t start) {
+  testing::ModelBuilder m(15);
+  m.input("x", ::onnx::TensorProto::FLOAT, x_dims);
+  m.node("Relu", {"x"}, {"r"});
+  testing::add_int_attr(m.node("Shape", {"r"}, {"s"}), "start", start);
+  m.output("s", ::onnx::TensorProto::INT64, {});
+  Config c;
+  c.providers = {"reference"};
+  auto s = Session::create_from_bytes(testing::make_env(c), m.bytes());
+  EXPECT_TRUE(s.has_value()) << s.status().message();
+  return s ? std::move(*s) : nullptr;
+}
+
+TEST(ConstantFoldingTest, ShapeOfFixedDimsFolds) {
+  auto s = shape_session({2, 3, 4}, -2);
+  ASSERT_TRUE(s);
+  for (const std::string& op : op_types(*s)) EXPECT_NE(op, "Shape");
+  auto out = s->run({{"x", testing::float_tensor({2, 3, 4}, std::vector<float>(24, 1.f))}});
+  ASSERT_TRUE(out.has_value()) << out.status().message();
+  EXPECT_EQ(testing::int64_values_of((*out)[0]), (std::vector<int64_t>{3, 4}));
+}
+
+TEST(ConstantFoldingTest, ShapeOfASymbolicDimRunsEachTime) {
+  auto s = shape_session({-1, 3}, 0);
+  ASSERT_TRUE(s);
+  const std::vector<std::string> ops = op_types(*s);
+  EXPECT_NE(std::find(ops.begin(), ops.end(), "Shape"), ops.end());
+  for (int64_t batch : {1, 5}) {
+    auto out = s->run({{"x", testing::float_tensor({batch, 3}, std::vector<float>(static_cast<size_t>(batch * 3), 1.f))}});
+    ASSERT_TRUE(out.has_value()) << out.status().message();
+    EXPECT_EQ(testing::int64_values_of((*out)[0]), (std::vector<int64_t>{batch, 3}));
+  }
 }
 
 }  // namespace
