@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "thread_count.h"
+
 namespace loom::onednn {
 namespace {
 
@@ -126,6 +128,7 @@ void Program::execute(sdk::KernelContext& ctx) const {
       const Step& step = steps_[i];
       const auto start = profiled ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       if (!step.host) {
+        const ThreadCount threads(step.threads);
         step.primitive.execute(stream, arena->step_args[i]);
         if (profiled) stream.wait();  // the part ends when the primitive has
       } else {

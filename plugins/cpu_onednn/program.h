@@ -65,6 +65,10 @@ struct Step {
   // primitive's kind or the host kernel chosen, most general word first
   // ("convolution winograd", "depthwise banded").
   std::string what;
+  // OpenMP threads the primitive was created for and runs on; 0: the
+  // partition's (EpOptions::threads). A step whose work is too small to
+  // split sets 1.
+  int threads = 0;
 };
 
 // The kind of a oneDNN primitive as profiles name it ("convolution",

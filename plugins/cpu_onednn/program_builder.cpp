@@ -299,6 +299,10 @@ void ProgramBuilder::name_last_step(std::string what) {
   if (!steps_.empty()) steps_.back().what = std::move(what);
 }
 
+void ProgramBuilder::set_last_step_threads(int threads) {
+  if (!steps_.empty()) steps_.back().threads = threads;
+}
+
 void ProgramBuilder::add_reorder(ValueId src, ValueId dst, const std::string& label) {
   dnnl::reorder::primitive_desc pd(engine_, desc(src), engine_, desc(dst), attr());
   add_step(dnnl::reorder(pd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}, pd.scratchpad_desc(), label);

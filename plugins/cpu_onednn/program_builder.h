@@ -116,6 +116,9 @@ class ProgramBuilder {
   // Renames what the last step runs (Step::what): a builder that chose an
   // implementation says which ("convolution winograd").
   void name_last_step(std::string what);
+  // The last step runs on `threads` OpenMP threads (Step::threads); its
+  // primitive must have been created with that many (a ThreadCount).
+  void set_last_step_threads(int threads);
   // Partition input `name` of any element type for host steps: its value
   // when already defined (float, int32), else raw bytes (a u8 desc; dims
   // are the logical ONNX dims). Throws when `name` is no partition input.

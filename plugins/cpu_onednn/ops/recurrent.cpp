@@ -12,11 +12,18 @@
 
 #include "op_support.h"
 #include "ops/op_builders.h"
+#include "thread_count.h"
 
 namespace loom::onednn {
 namespace {
 
 using dnnl::memory;
+
+// Multiply-adds per time step from which the RNN is split across threads
+// (bench/results/2026-11-28-recurrent-cpu.md: a 2-layer bidirectional LSTM
+// of hidden 64 at batch 64, 3M a step, ran no faster on 2 threads; hidden
+// 256 at batch 16, 12.6M, ran 1.35x faster).
+constexpr int64_t kSplitStepWork = 1 << 22;
 
 // ONNX inputs.
 constexpr size_t kX = 0, kW = 1, kR = 2, kB = 3, kSequenceLens = 4, kInitialH = 5, kInitialC = 6, kPeepholes = 7;
@@ -153,6 +160,11 @@ size_t build_recurrent(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   const dnnl::rnn_direction direction = *rnn_direction(n.attr_string("direction", "forward"));
   const auto inference = dnnl::prop_kind::forward_inference;
 
+  // One time step's work is batch x gates x H x (K + H) multiply-adds; a
+  // small one split across threads costs more in the barrier each step
+  // than it saves.
+  const int threads = batch * g_count * h * (k + h) < kSplitStepWork ? 1 : 0;
+  const ThreadCount thread_count(threads);
   std::vector<std::pair<int, ValueId>> args;
   dnnl::primitive primitive;
   memory::desc scratchpad;
@@ -205,6 +217,7 @@ size_t build_recurrent(ProgramBuilder& b, const NodeSpec& n, const Chain&) {
   }
   b.add_step(primitive, std::move(args), scratchpad, n.label());
   b.name_last_step(is_lstm(n) ? "lstm" : "gru");
+  b.set_last_step_threads(threads);
   if (want_y) {
     if (d_count == 1) {
       b.define(n.outputs[0], b.alias(dst, plain_desc(y_dims), y_dims));
