@@ -15,7 +15,7 @@ Markdown table (with the machine, bench/machine.py), also written to --out when 
       [--layers 4] [--seq 128] [--rounds 3] [--reference-runs 2] [--work DIR] [--out results.md]
   python3 bench/dynamic_quant_benchmark.py --cnn build/models/resnet50.onnx ...   (ConvInteger instead)
 """
-import argparse, os, sys, tempfile
+import argparse, os, sys
 import numpy as np, onnx
 from onnx import helper, numpy_helper, TensorProto
 
@@ -147,15 +147,9 @@ def quantize_convs(src, path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--loom", default="build/bin/loom")
-    ap.add_argument("--ort-dir", default="build/models")
+    side_by_side.add_arguments(ap, rounds=3, runs=10, reference_runs=2, work_prefix="loom_dq_")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--runs", type=int, default=10, help="timed runs per round (Loom cpu_onednn and ORT)")
-    ap.add_argument("--reference-runs", type=int, default=2, help="timed runs of the reference EP (slow), one round")
-    ap.add_argument("--work", default=tempfile.mkdtemp(prefix="loom_dq_"))
-    ap.add_argument("--out", help="also write the Markdown report here")
     ap.add_argument("--cnn", help="instead of the encoder, this float CNN with its Convs quantized as quantize_dynamic "
                                   "quantizes them (ConvInteger), e.g. build/models/resnet50.onnx")
     a = ap.parse_args()

@@ -8,7 +8,7 @@ linear_before_reset = 1, and both exports compute their zero initial states with
   /usr/bin/python3 bench/recurrent_benchmark.py --kind lstm|gru --loom build/bin/loom \\
       --ort-dir build/models [--batch 2] [--seq 50] [--rounds 5] [--runs 50] [--out results.md]
 """
-import argparse, os, sys, tempfile
+import argparse, os, sys
 
 import numpy as np
 from onnx import numpy_helper
@@ -43,15 +43,9 @@ def export(kind, path, batch, seq):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kind", choices=["lstm", "gru"], required=True)
-    ap.add_argument("--loom", default="build/bin/loom")
-    ap.add_argument("--ort-dir", default="build/models")
+    side_by_side.add_arguments(ap, rounds=5, runs=50, reference_runs=10, work_prefix="loom_rnn_")
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--seq", type=int, default=50)
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--runs", type=int, default=50, help="timed runs per round (Loom cpu_onednn and ORT)")
-    ap.add_argument("--reference-runs", type=int, default=10, help="timed runs of the reference EP, one round")
-    ap.add_argument("--work", default=tempfile.mkdtemp(prefix="loom_rnn_"))
-    ap.add_argument("--out", help="also write the Markdown report here")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     model, x = os.path.join(a.work, f"{a.kind}.onnx"), os.path.join(a.work, "x.pb")

@@ -12,6 +12,19 @@ sys.path.insert(0, HERE)
 import machine  # noqa: E402
 
 
+def add_arguments(ap, rounds, runs, reference_runs, work_prefix):
+    """The options every side-by-side benchmark takes, with its own defaults."""
+    import tempfile
+    ap.add_argument("--loom", default="build/bin/loom")
+    ap.add_argument("--ort-dir", default="build/models")
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--runs", type=int, default=runs, help="timed runs per round (Loom cpu_onednn and ORT)")
+    ap.add_argument("--reference-runs", type=int, default=reference_runs,
+                    help="timed runs of the reference EP (slow), one round")
+    ap.add_argument("--work", default=tempfile.mkdtemp(prefix=work_prefix))
+    ap.add_argument("--out", help="also write the Markdown report here")
+
+
 def last_json(cmd):
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:

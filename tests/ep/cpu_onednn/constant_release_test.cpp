@@ -12,21 +12,25 @@
 namespace loom::ep_testing {
 namespace {
 
-// y = Relu(x W + b) with a symbolic batch: W is packed (2-D weights).
-std::string dense_model() {
+// y = Relu(x W + b), x [batch, 4, 32]: W is packed (2-D weights). With a
+// symbolic batch (-1) on the first run, with a fixed one when the session is
+// created. W may also be a graph input (a run may override it) or output.
+std::string dense_model(int64_t batch, bool w_is_graph_input = false, bool w_is_graph_output = false) {
   testing::ModelBuilder m;
-  m.input("x", kFloat, {-1, 4, 32});
+  m.input("x", kFloat, {batch, 4, 32});
+  if (w_is_graph_input) m.input("w", kFloat, {32, 48});
   random_weights(m, "w", {32, 48}, 1, 32);
   random_weights(m, "b", {48}, 2);
   m.node("MatMul", {"x", "w"}, {"h"});
   m.node("Add", {"h", "b"}, {"hb"});
   m.node("Relu", {"hb"}, {"y"});
   m.output("y", kFloat, {});
+  if (w_is_graph_output) m.output("w", kFloat, {32, 48});
   return m.bytes();
 }
 
 TEST(OnednnConstantRelease, PackedWeightsAreReleasedAndNewShapesStillMatch) {
-  const std::string model = dense_model();
+  const std::string model = dense_model(-1);
   auto onednn = make_session(onednn_env(), model, profiled_options());
   auto reference = make_session(reference_env(), model);
   ASSERT_TRUE(onednn && reference);
@@ -102,24 +106,8 @@ TEST(OnednnConstantRelease, HostKeepsAnInitializerOtherStepsRead) {
   EXPECT_TRUE(parts.packed_at_creation.empty()) << "the host keeps W for the TopK";
 }
 
-// y = Relu(x W + b) with fixed shapes: the program is built, and W packed,
-// when the session is created.
-std::string fixed_dense_model(bool w_is_graph_input = false, bool w_is_graph_output = false) {
-  testing::ModelBuilder m;
-  m.input("x", kFloat, {2, 4, 32});
-  if (w_is_graph_input) m.input("w", kFloat, {32, 48});
-  random_weights(m, "w", {32, 48}, 1, 32);
-  random_weights(m, "b", {48}, 2);
-  m.node("MatMul", {"x", "w"}, {"h"});
-  m.node("Add", {"h", "b"}, {"hb"});
-  m.node("Relu", {"hb"}, {"y"});
-  m.output("y", kFloat, {});
-  if (w_is_graph_output) m.output("w", kFloat, {32, 48});
-  return m.bytes();
-}
-
 TEST(OnednnConstantRelease, FixedShapesArePackedWhenTheSessionIsCreated) {
-  const std::string model = fixed_dense_model();
+  const std::string model = dense_model(2);
   auto onednn = make_session(onednn_env(), model, profiled_options());
   auto reference = make_session(reference_env(), model);
   ASSERT_TRUE(onednn && reference);
@@ -139,7 +127,7 @@ TEST(OnednnConstantRelease, FixedShapesArePackedWhenTheSessionIsCreated) {
 }
 
 TEST(OnednnConstantRelease, AnInitializerARunMayOverrideIsKept) {
-  const std::string model = fixed_dense_model(/*w_is_graph_input=*/true);
+  const std::string model = dense_model(2, /*w_is_graph_input=*/true);
   auto onednn = make_session(onednn_env(), model, profiled_options());
   auto reference = make_session(reference_env(), model);
   ASSERT_TRUE(onednn && reference);
@@ -157,7 +145,7 @@ TEST(OnednnConstantRelease, AnInitializerARunMayOverrideIsKept) {
 }
 
 TEST(OnednnConstantRelease, AnInitializerTheGraphOutputsIsKept) {
-  const std::string model = fixed_dense_model(false, /*w_is_graph_output=*/true);
+  const std::string model = dense_model(2, false, /*w_is_graph_output=*/true);
   auto onednn = make_session(onednn_env(), model, profiled_options());
   auto reference = make_session(reference_env(), model);
   ASSERT_TRUE(onednn && reference);
