@@ -167,15 +167,8 @@ def main():
     with open(x, "wb") as f:
         f.write(numpy_helper.from_array(np.random.default_rng(1).standard_normal(in_dims).astype(np.float32),
                                         in_name).SerializeToString())
-    diff, placed, rows, load = side_by_side.compare(a.loom, a.ort_dir, model, in_name, x, out_name, a.work, a.rounds,
-                                                    a.runs, a.reference_runs)
     title = f"quantize_dynamic {'CNN' if a.cnn else 'BERT-like encoder'} on CPU: Loom vs ONNX Runtime"
-    report = side_by_side.report(title, what, "dynamic_quant_benchmark.py", diff, placed, rows, load, a.rounds,
-                                 a.runs, a.reference_runs)
-    print(report)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(report)
+    side_by_side.compare_and_report(a, title, what, "dynamic_quant_benchmark.py", model, in_name, x, out_name)
     return 0
 
 

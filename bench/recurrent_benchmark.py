@@ -53,17 +53,10 @@ def main():
     with open(x, "wb") as f:
         data = np.random.default_rng(1).standard_normal([a.batch, a.seq, INPUT]).astype(np.float32)
         f.write(numpy_helper.from_array(data, "x").SerializeToString())
-    diff, placed, rows, load = side_by_side.compare(a.loom, a.ort_dir, model, "x", x, "y", a.work, a.rounds, a.runs,
-                                                    a.reference_runs)
     what = (f"torch.nn.{a.kind.upper()}({INPUT}, {HIDDEN}, num_layers=2, batch_first=True, bidirectional=True) "
             f"then Linear({2 * HIDDEN}, {CLASSES}); batch {a.batch}, sequence {a.seq}; torch.onnx.export, opset 14")
-    report = side_by_side.report(f"PyTorch {a.kind.upper()} on CPU: Loom vs ONNX Runtime", what,
-                                 "recurrent_benchmark.py", diff, placed, rows, load, a.rounds, a.runs,
-                                 a.reference_runs)
-    print(report)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(report)
+    side_by_side.compare_and_report(a, f"PyTorch {a.kind.upper()} on CPU: Loom vs ONNX Runtime", what,
+                                    "recurrent_benchmark.py", model, "x", x, "y")
     return 0
 
 

@@ -81,6 +81,18 @@ def compare(loom, ort_dir, model, in_name, x_path, out_name, work, rounds, runs,
     return diff, placed, rows, meter.stop()
 
 
+def compare_and_report(a, title, what, script, model, in_name, x_path, out_name):
+    """compare() then report() with the options of add_arguments (`a`); prints the report and writes it
+    to a.out when given."""
+    diff, placed, rows, load = compare(a.loom, a.ort_dir, model, in_name, x_path, out_name, a.work, a.rounds, a.runs,
+                                       a.reference_runs)
+    text = report(title, what, script, diff, placed, rows, load, a.rounds, a.runs, a.reference_runs)
+    print(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+
+
 def report(title, what, script, diff, placed, rows, load, rounds, runs, reference_runs):
     m = machine.describe(os.path.join(HERE, ".."))
     lines = [f"# {title}", "", f"Model: {what} (bench/{script}).", "",

@@ -43,8 +43,8 @@ struct PlanOptions {
   // of the graph that the EP packed into its own copy (LOOM_HostApi::
   // graph_release_constant_input) and that no other step reads (nor a run
   // overrides, nor the graph outputs): the caller may free its bytes now
-  // (the plan's constant slot then binds its dtype and dims only). Empty:
-  // every initializer is kept.
+  // (the plan's constant slot then binds its dtype and dims only). Called
+  // once per initializer at most. Empty: every initializer is kept.
   std::function<void(const std::string& initializer)> release_initializer;
 };
 

@@ -141,7 +141,7 @@ Status Session::Impl::prepare(onnxio::LoadedModel model, const SessionOptions& o
   std::vector<std::string> packed_names;
   main_options.release_initializer = [&](const std::string& name) {
     auto it = graph->initializers.find(name);
-    if (it == graph->initializers.end() || packed.count(name)) return;
+    if (it == graph->initializers.end()) return;
     packed.emplace(name, exec::ConstantStore::TypeOnly{it->second.dtype(), it->second.dims()});
     packed_names.push_back(name);
     it->second = Tensor();

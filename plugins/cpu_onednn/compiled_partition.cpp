@@ -7,6 +7,7 @@
 #include "pattern_fusion.h"
 #include "program_builder.h"
 #include "skip_layer_norm_split.h"
+#include "thread_count.h"
 
 namespace loom::onednn {
 
@@ -51,28 +52,30 @@ OnednnPartition::OnednnPartition(PartitionSpec spec, dnnl::engine engine, EpOpti
   split_skip_layer_norms(spec_);
 }
 
-OnednnPartition::Key OnednnPartition::key_of(const BuildInputs& inputs) const {
-  Key key;
-  key.reserve(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const BuildInput& in = inputs[i];
-    key.push_back(in.exists ? in.dims : std::vector<int64_t>{-1});
-    // A Resize's scales / sizes the model computes shape the program too.
-    if (in.exists && in.bytes.exists() && !spec_.input_is_constant[i] && spec_.parameter_only(spec_.inputs[i]))
-      append_values(in.bytes, key.back());
-  }
-  return key;
+std::vector<int64_t> OnednnPartition::key_part(size_t i, bool exists, std::vector<int64_t> dims,
+                                               const sdk::ConstTensor& bytes) const {
+  if (!exists) return {-1};
+  // A Resize's scales / sizes the model computes shape the program too.
+  if (bytes.exists() && !spec_.input_is_constant[i] && spec_.parameter_only(spec_.inputs[i]))
+    append_values(bytes, dims);
+  return dims;
 }
 
 void OnednnPartition::build_at_compile(const sdk::Graph& graph) {
   const std::optional<BuildInputs> inputs = build_inputs_at_compile(spec_, graph);
   if (!inputs) return;
-  // oneDNN sizes a primitive's parallel work when it is created: the same
-  // thread count as compute() sets.
-  if (omp_get_max_threads() != options_.threads) omp_set_num_threads(options_.threads);
+  // oneDNN sizes a primitive's parallel work when it is created: the
+  // thread count compute() runs it with, for this call only (the creating
+  // thread is the caller's).
+  const ThreadCount threads(options_.threads);
+  Key key;
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    const BuildInput& in = (*inputs)[i];
+    key.push_back(key_part(i, in.exists, in.dims, in.bytes));
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   try {
-    build(key_of(*inputs), *inputs, [&graph](size_t i) { graph.release_constant_input(i); });
+    build(std::move(key), *inputs, [&graph](size_t i) { graph.release_constant_input(i); });
   } catch (const sdk::Error& e) {
     if (e.code() != LOOM_STATUS_NOT_IMPLEMENTED) throw;  // declined: remembered, runs go to the fallback
   }
@@ -100,8 +103,12 @@ std::shared_ptr<const Program> OnednnPartition::build(Key key, const BuildInputs
 }
 
 std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& ctx) {
-  const BuildInputs inputs = build_inputs_of(ctx, spec_.inputs.size());
-  Key key = key_of(inputs);
+  Key key;
+  key.reserve(spec_.inputs.size());
+  for (size_t i = 0; i < spec_.inputs.size(); ++i) {
+    const sdk::ConstTensor t = ctx.input(i);
+    key.push_back(key_part(i, t.exists(), t.exists() ? t.shape() : std::vector<int64_t>{}, t));
+  }
   // Built under the lock: a shape is built once even when several runs
   // meet it at the same time (they would otherwise each build it).
   std::lock_guard<std::mutex> lock(mutex_);
@@ -111,6 +118,9 @@ std::shared_ptr<const Program> OnednnPartition::program_for(sdk::KernelContext& 
     if (it->second.program == nullptr) throw sdk::Error(it->second.declined, LOOM_STATUS_NOT_IMPLEMENTED);
     return it->second.program;
   }
+  // A new shape: its inputs as the builder reads them (made only here, off
+  // the path of runs that find their program).
+  const BuildInputs inputs = build_inputs_of(ctx, spec_.inputs.size());
   // Profiles show the compilation a new shape costs, and for which shapes.
   sdk::ProfilePart part(ctx, [&] { return "build program: " + varying_shapes(spec_, inputs); });
   return build(std::move(key), inputs, [&ctx](size_t i) { ctx.release_constant_input(i); });

@@ -39,9 +39,10 @@ class OnednnPartition : public sdk::CompiledPartition {
 
  private:
   using Key = std::vector<std::vector<int64_t>>;
-  // The cache key of a tuple of inputs: their shapes, and the values of
-  // run-time inputs read as parameters (a Resize's sizes).
-  Key key_of(const BuildInputs& inputs) const;
+  // Input i's part of the cache key: its dims ({-1} when omitted), then the
+  // values `bytes` hold when it is a run-time input read as a parameter (a
+  // Resize's sizes).
+  std::vector<int64_t> key_part(size_t i, bool exists, std::vector<int64_t> dims, const sdk::ConstTensor& bytes) const;
   // Builds and caches the program for `inputs` (under mutex_); throws
   // NOT_IMPLEMENTED for inputs it declines, remembering them.
   std::shared_ptr<const Program> build(Key key, const BuildInputs& inputs, const ProgramBuilder::ReleaseFn& release);
